@@ -1,0 +1,290 @@
+//! One block through a spec: filters, then the codec, and back.
+
+use crate::algorithm::Algorithm;
+use crate::element::{ElementKind, NumericClass};
+use crate::spec::CompressionSpec;
+use crate::{CodecError, qipc};
+
+/// Compresses one block of raw little-endian elements of `kind` with `spec`.
+///
+/// Returns `None` when the compressed form would not be smaller than the raw block,
+/// so the caller can store the block raw instead (as kdb+ does for qipc). The spec must
+/// have passed [`CompressionSpec::check_suitable`] for `kind`.
+pub fn compress_block(
+    spec: &CompressionSpec,
+    kind: ElementKind,
+    raw: &[u8],
+) -> Result<Option<Vec<u8>>, CodecError> {
+    debug_assert_eq!(raw.len() % kind.width, 0, "a block holds whole elements");
+    let mut filtered = raw.to_vec();
+    for filter in &spec.filters {
+        filter.encode(kind, &mut filtered);
+    }
+    let packed = match spec.algorithm {
+        Algorithm::None => filtered,
+        Algorithm::Qipc => match qipc::compress(&filtered, raw.len().saturating_sub(1)) {
+            Some(packed) => packed,
+            None => return Ok(None),
+        },
+        Algorithm::Gzip => gzip_compress(&filtered, spec.level)?,
+        Algorithm::Snappy => snap::raw::Encoder::new()
+            .compress_vec(&filtered)
+            .map_err(|e| CodecError::Library {
+                algorithm: "snappy",
+                detail: e.to_string(),
+            })?,
+        Algorithm::Lz4hc => {
+            let mode = match spec.level {
+                0 => lz4::block::CompressionMode::DEFAULT,
+                level => lz4::block::CompressionMode::HIGHCOMPRESSION(level),
+            };
+            lz4::block::compress(&filtered, Some(mode), false).map_err(|e| CodecError::Library {
+                algorithm: "lz4hc",
+                detail: e.to_string(),
+            })?
+        }
+        Algorithm::Zstd => {
+            zstd::bulk::compress(&filtered, spec.level).map_err(|e| CodecError::Library {
+                algorithm: "zstd",
+                detail: e.to_string(),
+            })?
+        }
+        Algorithm::Pco => pco_compress(&filtered, kind, spec.level)?,
+    };
+    // A filter-only spec keeps its (filtered) block even when it is no smaller.
+    if spec.algorithm != Algorithm::None && packed.len() >= raw.len() {
+        return Ok(None);
+    }
+    Ok(Some(packed))
+}
+
+/// Decompresses one block written by [`compress_block`] back to exactly `raw_len`
+/// bytes. Corrupt input is an error naming the codec, never a panic.
+pub fn decompress_block(
+    spec: &CompressionSpec,
+    kind: ElementKind,
+    packed: &[u8],
+    raw_len: usize,
+) -> Result<Vec<u8>, CodecError> {
+    if raw_len % kind.width != 0 {
+        return Err(CodecError::Corrupt {
+            algorithm: spec.algorithm.name(),
+            detail: format!(
+                "block length {raw_len} is not a whole number of {}-byte elements",
+                kind.width
+            ),
+        });
+    }
+    let mut raw = match spec.algorithm {
+        Algorithm::None => packed.to_vec(),
+        Algorithm::Qipc => qipc::decompress(packed, raw_len)?,
+        Algorithm::Gzip => gzip_decompress(packed, raw_len)?,
+        Algorithm::Snappy => {
+            let claimed = snap::raw::decompress_len(packed).map_err(|e| corrupt("snappy", e))?;
+            if claimed != raw_len {
+                return Err(length_mismatch("snappy", claimed, raw_len));
+            }
+            snap::raw::Decoder::new()
+                .decompress_vec(packed)
+                .map_err(|e| corrupt("snappy", e))?
+        }
+        Algorithm::Lz4hc => {
+            let size = i32::try_from(raw_len).map_err(|e| corrupt("lz4hc", e))?;
+            lz4::block::decompress(packed, Some(size)).map_err(|e| corrupt("lz4hc", e))?
+        }
+        Algorithm::Zstd => {
+            let mut out = Vec::with_capacity(raw_len);
+            zstd::bulk::Decompressor::new()
+                .and_then(|mut d| d.decompress_to_buffer(packed, &mut out))
+                .map_err(|e| corrupt("zstd", e))?;
+            out
+        }
+        Algorithm::Pco => pco_decompress(packed, kind)?,
+    };
+    if raw.len() != raw_len {
+        return Err(length_mismatch(spec.algorithm.name(), raw.len(), raw_len));
+    }
+    for filter in spec.filters.iter().rev() {
+        filter.decode(kind, &mut raw);
+    }
+    Ok(raw)
+}
+
+fn corrupt(algorithm: &'static str, error: impl std::fmt::Display) -> CodecError {
+    CodecError::Corrupt {
+        algorithm,
+        detail: error.to_string(),
+    }
+}
+
+fn length_mismatch(algorithm: &'static str, got: usize, expected: usize) -> CodecError {
+    CodecError::Corrupt {
+        algorithm,
+        detail: format!("block decodes to {got} bytes, expected {expected}"),
+    }
+}
+
+fn gzip_compress(raw: &[u8], level: i32) -> Result<Vec<u8>, CodecError> {
+    use std::io::Write;
+    let mut encoder = flate2::write::ZlibEncoder::new(
+        Vec::with_capacity(raw.len() / 2),
+        flate2::Compression::new(level as u32),
+    );
+    encoder
+        .write_all(raw)
+        .and_then(|_| encoder.finish())
+        .map_err(|e| CodecError::Library {
+            algorithm: "gzip",
+            detail: e.to_string(),
+        })
+}
+
+fn gzip_decompress(packed: &[u8], raw_len: usize) -> Result<Vec<u8>, CodecError> {
+    use std::io::Read;
+    let mut out = Vec::with_capacity(raw_len);
+    // Read one byte past the expected length so an over-long stream is caught.
+    flate2::read::ZlibDecoder::new(packed)
+        .take(raw_len as u64 + 1)
+        .read_to_end(&mut out)
+        .map_err(|e| corrupt("gzip", e))?;
+    Ok(out)
+}
+
+/// Runs `$body` with `$t` bound to the Rust number type pcodec uses for `$kind`.
+macro_rules! with_pco_type {
+    ($kind:expr, $t:ident, $body:block) => {
+        match ($kind.class, $kind.width) {
+            (NumericClass::Signed, 2) => {
+                type $t = i16;
+                $body
+            }
+            (NumericClass::Signed, 4) => {
+                type $t = i32;
+                $body
+            }
+            (NumericClass::Signed, 8) => {
+                type $t = i64;
+                $body
+            }
+            (NumericClass::Unsigned, 2) => {
+                type $t = u16;
+                $body
+            }
+            (NumericClass::Unsigned, 4) => {
+                type $t = u32;
+                $body
+            }
+            (NumericClass::Unsigned, 8) => {
+                type $t = u64;
+                $body
+            }
+            (NumericClass::Float, 4) => {
+                type $t = f32;
+                $body
+            }
+            (NumericClass::Float, 8) => {
+                type $t = f64;
+                $body
+            }
+            _ => {
+                return Err(CodecError::Unsuitable(format!(
+                    "pco cannot store {} elements",
+                    $kind
+                )))
+            }
+        }
+    };
+}
+
+fn pco_compress(raw: &[u8], kind: ElementKind, level: i32) -> Result<Vec<u8>, CodecError> {
+    with_pco_type!(kind, T, {
+        let values: Vec<T> = raw
+            .chunks_exact(kind.width)
+            .map(|c| T::from_le_bytes(c.try_into().expect("width")))
+            .collect();
+        let config = pco::ChunkConfig::default().with_compression_level(level as usize);
+        pco::standalone::simple_compress(&values, &config).map_err(|e| CodecError::Library {
+            algorithm: "pco",
+            detail: e.to_string(),
+        })
+    })
+}
+
+fn pco_decompress(packed: &[u8], kind: ElementKind) -> Result<Vec<u8>, CodecError> {
+    with_pco_type!(kind, T, {
+        let values: Vec<T> =
+            pco::standalone::simple_decompress(packed).map_err(|e| corrupt("pco", e))?;
+        Ok(values.iter().flat_map(|v| v.to_le_bytes()).collect())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ramp(n: i64) -> Vec<u8> {
+        (0..n)
+            .flat_map(|i| (1_700_000_000_000_000_000 + i * 1_000_003).to_le_bytes())
+            .collect()
+    }
+
+    #[test]
+    fn every_algorithm_round_trips_at_both_level_edges() {
+        let kind = ElementKind::new(8, NumericClass::Signed);
+        let raw = ramp(5000);
+        for algorithm in Algorithm::ALL {
+            for level in [*algorithm.levels().start(), *algorithm.levels().end()] {
+                let spec = CompressionSpec {
+                    filters: vec![],
+                    algorithm,
+                    level,
+                    lbs: 17,
+                };
+                let packed = compress_block(&spec, kind, &raw).unwrap();
+                let back = match packed {
+                    Some(p) => decompress_block(&spec, kind, &p, raw.len()).unwrap(),
+                    None => raw.clone(),
+                };
+                assert_eq!(back, raw, "{spec}");
+            }
+        }
+    }
+
+    #[test]
+    fn corrupt_blocks_are_errors_for_every_codec() {
+        let kind = ElementKind::new(8, NumericClass::Signed);
+        let raw = ramp(4096);
+        for algorithm in Algorithm::ALL.into_iter().filter(|a| *a != Algorithm::None) {
+            let spec = CompressionSpec {
+                filters: vec![],
+                algorithm,
+                level: algorithm.default_level(),
+                lbs: 17,
+            };
+            let packed = compress_block(&spec, kind, &raw)
+                .unwrap()
+                .expect("a ramp compresses");
+            let truncated = &packed[..packed.len() / 2];
+            assert!(
+                decompress_block(&spec, kind, truncated, raw.len()).is_err(),
+                "{spec} accepted a truncated block"
+            );
+            assert!(
+                decompress_block(&spec, kind, &packed, raw.len() + 8).is_err(),
+                "{spec} accepted a wrong length"
+            );
+        }
+    }
+
+    #[test]
+    fn incompressible_blocks_are_reported_for_raw_storage() {
+        let noise: Vec<u8> = (0..8192u64)
+            .flat_map(|i| i.wrapping_mul(0x9E3779B97F4A7C15).to_le_bytes())
+            .collect();
+        let spec: CompressionSpec = "snappy".parse().unwrap();
+        assert_eq!(
+            compress_block(&spec, ElementKind::BYTES, &noise).unwrap(),
+            None
+        );
+    }
+}
