@@ -1,0 +1,210 @@
+//! Column files, plain or block-compressed, and the operations over both kinds:
+//! open, read a row range, append, convert, stats.
+
+mod bounds;
+mod compressed;
+mod plain;
+
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use arrow_buffer::Buffer;
+use strata_codec::{Algorithm, CompressionSpec};
+
+pub use bounds::BlockBounds;
+pub use compressed::{BlockEntry, COMPRESSED_MAGIC, CompressedColumn, CompressedHeader};
+pub use plain::{PLAIN_MAGIC, PlainColumn, PlainHeader};
+
+use crate::durable::Durability;
+use crate::error::{IoContext, Result, corrupt};
+use crate::types::{Attribute, ColumnType};
+
+/// An open column file of either kind.
+pub enum ColumnFile {
+    /// Raw values, memory-mapped.
+    Plain(PlainColumn),
+    /// Independently compressed blocks.
+    Compressed(CompressedColumn),
+}
+
+impl ColumnFile {
+    /// Opens `path`, telling the kind by its magic bytes.
+    pub fn open(path: &Path) -> Result<ColumnFile> {
+        let mut magic = [0u8; 8];
+        let mut file = File::open(path).at(path)?;
+        file.read_exact(&mut magic).map_err(|_| {
+            corrupt(
+                path,
+                "file is shorter than the 8-byte magic: not a column file",
+            )
+        })?;
+        match &magic {
+            m if m == PLAIN_MAGIC => Ok(ColumnFile::Plain(PlainColumn::open(path)?)),
+            m if m == COMPRESSED_MAGIC => Ok(ColumnFile::Compressed(CompressedColumn::open(path)?)),
+            other => Err(corrupt(
+                path,
+                format!(
+                    "unknown magic {:?}: expected a Strata column file",
+                    String::from_utf8_lossy(other)
+                ),
+            )),
+        }
+    }
+
+    /// The value type.
+    pub fn ty(&self) -> ColumnType {
+        match self {
+            ColumnFile::Plain(p) => p.header().ty,
+            ColumnFile::Compressed(c) => c.header().ty,
+        }
+    }
+
+    /// The attribute the values were validated for.
+    pub fn attribute(&self) -> Attribute {
+        match self {
+            ColumnFile::Plain(p) => p.header().attribute,
+            ColumnFile::Compressed(c) => c.header().attribute,
+        }
+    }
+
+    /// Number of values.
+    pub fn len(&self) -> usize {
+        match self {
+            ColumnFile::Plain(p) => p.header().count as usize,
+            ColumnFile::Compressed(c) => c.count() as usize,
+        }
+    }
+
+    /// Whether the file holds no values.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// How the file is encoded (`none` for plain files).
+    pub fn spec(&self) -> CompressionSpec {
+        match self {
+            ColumnFile::Plain(_) => CompressionSpec::none(),
+            ColumnFile::Compressed(c) => c.header().spec.clone(),
+        }
+    }
+
+    /// Values `start..end` as raw little-endian bytes: a view of the mapping for plain
+    /// files (no copy), the decoded blocks for compressed ones.
+    pub fn values(&self, start: usize, end: usize) -> Result<Buffer> {
+        match self {
+            ColumnFile::Plain(p) => Ok(p.values(start, end)),
+            ColumnFile::Compressed(c) => c.values(start, end),
+        }
+    }
+
+    /// Every value.
+    pub fn all_values(&self) -> Result<Buffer> {
+        self.values(0, self.len())
+    }
+
+    /// Size, ratio and encoding of the file, like kdb+'s `-21!`.
+    pub fn stats(&self, path: &Path) -> FileStats {
+        let ty = self.ty();
+        let (stored_bytes, spec, blocks) = match self {
+            ColumnFile::Plain(p) => (p.stored_bytes(), CompressionSpec::none(), 0),
+            ColumnFile::Compressed(c) => {
+                (c.stored_bytes(), c.header().spec.clone(), c.blocks().len())
+            }
+        };
+        FileStats {
+            path: path.to_path_buf(),
+            ty,
+            rows: self.len() as u64,
+            raw_bytes: (self.len() * ty.width()) as u64,
+            stored_bytes,
+            spec,
+            blocks,
+        }
+    }
+}
+
+/// Size and encoding of one column file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FileStats {
+    /// The file.
+    pub path: PathBuf,
+    /// Value type stored in it.
+    pub ty: ColumnType,
+    /// Values in the file.
+    pub rows: u64,
+    /// Bytes of the values uncompressed (kdb+'s `uncompressedLength`, less header).
+    pub raw_bytes: u64,
+    /// Bytes the file takes (kdb+'s `compressedLength`).
+    pub stored_bytes: u64,
+    /// Encoding: algorithm, level, lbs and filters.
+    pub spec: CompressionSpec,
+    /// Number of compressed blocks (0 for plain files).
+    pub blocks: usize,
+}
+
+impl FileStats {
+    /// Raw bytes per stored byte: above 1 means the encoding saves space.
+    pub fn ratio(&self) -> f64 {
+        if self.stored_bytes == 0 {
+            0.0
+        } else {
+            self.raw_bytes as f64 / self.stored_bytes as f64
+        }
+    }
+
+    /// The algorithm (kdb+'s number via [`Algorithm::code`]).
+    pub fn algorithm(&self) -> Algorithm {
+        self.spec.algorithm
+    }
+}
+
+/// Writes `values` (raw little-endian bytes of `ty`) to `path` with `spec`: a plain
+/// file for `none`, a compressed one otherwise. Atomic.
+pub fn write_column_file(
+    path: &Path,
+    ty: ColumnType,
+    attribute: Attribute,
+    spec: &CompressionSpec,
+    values: &[u8],
+    durability: Durability,
+) -> Result<()> {
+    if spec.is_compressed() {
+        compressed::write_compressed(path, ty, attribute, spec, values, durability)
+    } else {
+        plain::write_plain(path, ty, attribute, values, durability)
+    }
+}
+
+/// Appends raw values to a column file of either kind, keeping its encoding.
+pub fn append_column_file(path: &Path, values: &[u8], durability: Durability) -> Result<()> {
+    match ColumnFile::open(path)? {
+        ColumnFile::Plain(p) => {
+            drop(p);
+            plain::append_plain(path, values, durability)
+        }
+        ColumnFile::Compressed(c) => {
+            drop(c);
+            compressed::append_compressed(path, values, durability)
+        }
+    }
+}
+
+/// Re-encodes a column file with `spec` (plain to compressed, compressed to another
+/// spec, or back to plain with `none`), atomically: the old file stays until the new
+/// one is complete. Returns the stats of the new file.
+pub fn convert_column_file(
+    path: &Path,
+    spec: &CompressionSpec,
+    durability: Durability,
+) -> Result<FileStats> {
+    let file = ColumnFile::open(path)?;
+    let (ty, attribute) = (file.ty(), file.attribute());
+    let values = file.all_values()?;
+    drop(file);
+    write_column_file(path, ty, attribute, spec, &values, durability)?;
+    Ok(ColumnFile::open(path)?.stats(path))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,261 @@
+//! Plain column files: a 64-byte header, then raw little-endian values.
+//!
+//! ```text
+//! 0   magic "STRPLAIN"        16  count u64 (values)
+//! 8   version u16             24  crc32c of the values u32
+//! 10  type code u8            28  crc32c of bytes 0..28 u32
+//! 11  attribute u8            32  zero padding to 64
+//! 64  values, count * width bytes
+//! ```
+//! Values start at byte 64 of a page-aligned mapping, so they satisfy Arrow's
+//! alignment and are handed to Arrow without a copy. The header's count, not the file
+//! length, says how many values there are: an append writes the values first and the
+//! count last, so a crash between the two leaves the old column intact.
+
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::ptr::NonNull;
+use std::sync::Arc;
+
+use arrow_buffer::Buffer;
+
+use crate::durable::{AtomicFile, Durability, open_rw};
+use crate::error::{IoContext, Result, corrupt};
+use crate::types::{Attribute, ColumnType};
+
+/// The first 8 bytes of every plain column file.
+pub const PLAIN_MAGIC: &[u8; 8] = b"STRPLAIN";
+/// Bytes before the first value.
+pub const HEADER_LEN: usize = 64;
+const VERSION: u16 = 1;
+
+/// The decoded header of a plain column file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PlainHeader {
+    /// Value type.
+    pub ty: ColumnType,
+    /// Attribute the values were validated for.
+    pub attribute: Attribute,
+    /// Number of values.
+    pub count: u64,
+    /// crc32c of the value bytes.
+    pub values_crc: u32,
+}
+
+impl PlainHeader {
+    fn encode(&self) -> [u8; HEADER_LEN] {
+        let mut h = [0u8; HEADER_LEN];
+        h[0..8].copy_from_slice(PLAIN_MAGIC);
+        h[8..10].copy_from_slice(&VERSION.to_le_bytes());
+        h[10] = self.ty.code();
+        h[11] = self.attribute as u8;
+        h[16..24].copy_from_slice(&self.count.to_le_bytes());
+        h[24..28].copy_from_slice(&self.values_crc.to_le_bytes());
+        let crc = crc32c::crc32c(&h[0..28]);
+        h[28..32].copy_from_slice(&crc.to_le_bytes());
+        h
+    }
+
+    fn decode(path: &Path, h: &[u8]) -> Result<PlainHeader> {
+        if h.len() < HEADER_LEN {
+            return Err(corrupt(
+                path,
+                format!(
+                    "plain column header is {} bytes, expected {HEADER_LEN}",
+                    h.len()
+                ),
+            ));
+        }
+        if &h[0..8] != PLAIN_MAGIC {
+            return Err(corrupt(path, "not a plain column file (bad magic)"));
+        }
+        let stored = u32::from_le_bytes(h[28..32].try_into().expect("4 bytes"));
+        let computed = crc32c::crc32c(&h[0..28]);
+        if stored != computed {
+            return Err(corrupt(
+                path,
+                format!("header checksum {stored:#010x} does not match {computed:#010x}"),
+            ));
+        }
+        let version = u16::from_le_bytes([h[8], h[9]]);
+        if version != VERSION {
+            return Err(corrupt(
+                path,
+                format!("format version {version}, this build reads {VERSION}"),
+            ));
+        }
+        let ty = ColumnType::from_code(h[10])
+            .ok_or_else(|| corrupt(path, format!("unknown type code {}", h[10])))?;
+        let attribute = Attribute::from_code(h[11])
+            .ok_or_else(|| corrupt(path, format!("unknown attribute code {}", h[11])))?;
+        let count = u64::from_le_bytes(h[16..24].try_into().expect("8 bytes"));
+        let values_crc = u32::from_le_bytes(h[24..28].try_into().expect("4 bytes"));
+        Ok(PlainHeader {
+            ty,
+            attribute,
+            count,
+            values_crc,
+        })
+    }
+}
+
+/// Writes `values` (raw little-endian bytes of `ty`) as a plain column file, atomically.
+pub fn write_plain(
+    path: &Path,
+    ty: ColumnType,
+    attribute: Attribute,
+    values: &[u8],
+    durability: Durability,
+) -> Result<()> {
+    debug_assert_eq!(values.len() % ty.width(), 0);
+    let header = PlainHeader {
+        ty,
+        attribute,
+        count: (values.len() / ty.width()) as u64,
+        values_crc: crc32c::crc32c(values),
+    };
+    let mut file = AtomicFile::create(path, durability)?;
+    file.write_all(&header.encode())?;
+    file.write_all(values)?;
+    file.commit()
+}
+
+/// Appends raw values to an existing plain column file: values first, then the
+/// header's count and checksum, each synced when `durability` asks.
+pub fn append_plain(path: &Path, values: &[u8], durability: Durability) -> Result<()> {
+    let file = open_rw(path)?;
+    let header = read_header(path, &file)?;
+    if values.len() % header.ty.width() != 0 {
+        return Err(crate::StoreError::Invalid(format!(
+            "{}: {} bytes are not a whole number of {} values",
+            path.display(),
+            values.len(),
+            header.ty
+        )));
+    }
+    let end = HEADER_LEN as u64 + header.count * header.ty.width() as u64;
+    file.write_all_at(values, end).at(path)?;
+    // Drop whatever a torn earlier append left past the new end.
+    file.set_len(end + values.len() as u64).at(path)?;
+    if durability == Durability::Fsync {
+        file.sync_data().at(path)?;
+    }
+    let updated = PlainHeader {
+        count: header.count + (values.len() / header.ty.width()) as u64,
+        values_crc: crc32c::crc32c_append(header.values_crc, values),
+        ..header
+    };
+    file.write_all_at(&updated.encode(), 0).at(path)?;
+    if durability == Durability::Fsync {
+        file.sync_data().at(path)?;
+    }
+    Ok(())
+}
+
+fn read_header(path: &Path, file: &File) -> Result<PlainHeader> {
+    let mut h = [0u8; HEADER_LEN];
+    let len = file.metadata().at(path)?.len();
+    if len < HEADER_LEN as u64 {
+        return Err(corrupt(
+            path,
+            format!("file is {len} bytes, shorter than the {HEADER_LEN}-byte header"),
+        ));
+    }
+    file.read_exact_at(&mut h, 0).at(path)?;
+    PlainHeader::decode(path, &h)
+}
+
+/// An open plain column file, memory-mapped.
+///
+/// The mapping is shared by every [`Buffer`] handed out, so values reach Arrow without
+/// a copy. Plain files are sealed once written (appends go through
+/// [`append_plain`], which readers should not run concurrently with).
+pub struct PlainColumn {
+    path: PathBuf,
+    header: PlainHeader,
+    map: Arc<memmap2::Mmap>,
+}
+
+impl PlainColumn {
+    /// Opens and maps `path`, checking the header and that the file holds every value.
+    pub fn open(path: &Path) -> Result<PlainColumn> {
+        let file = File::open(path).at(path)?;
+        let header = read_header(path, &file)?;
+        let needed = header
+            .count
+            .checked_mul(header.ty.width() as u64)
+            .and_then(|b| b.checked_add(HEADER_LEN as u64));
+        let len = file.metadata().at(path)?.len();
+        match needed {
+            Some(n) if n <= len => {}
+            _ => {
+                return Err(corrupt(
+                    path,
+                    format!(
+                        "header promises {} {} values but the file is only {len} bytes (truncated?)",
+                        header.count, header.ty
+                    ),
+                ));
+            }
+        }
+        // SAFETY: the file is mapped read-only; Strata never truncates a sealed column
+        // file in place (rewrites go to a new file and rename over it).
+        let map = unsafe { memmap2::Mmap::map(&file) }.at(path)?;
+        Ok(PlainColumn {
+            path: path.to_path_buf(),
+            header,
+            map: Arc::new(map),
+        })
+    }
+
+    /// The header.
+    pub fn header(&self) -> &PlainHeader {
+        &self.header
+    }
+
+    /// The path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Values `start..end` as an Arrow buffer over the mapping: no copy.
+    pub fn values(&self, start: usize, end: usize) -> Buffer {
+        let w = self.header.ty.width();
+        assert!(
+            start <= end && end as u64 <= self.header.count,
+            "rows {start}..{end} of {}",
+            self.header.count
+        );
+        let offset = HEADER_LEN + start * w;
+        let len = (end - start) * w;
+        // SAFETY: offset + len lies within the mapping (checked in `open` and above), and
+        // the Arc<Mmap> owner keeps the mapping alive as long as the buffer.
+        unsafe {
+            let ptr = NonNull::new(self.map.as_ptr().add(offset) as *mut u8)
+                .expect("mapping is non-null");
+            Buffer::from_custom_allocation(ptr, len, self.map.clone())
+        }
+    }
+
+    /// Checks the values against the header's checksum (reading every page).
+    pub fn verify(&self) -> Result<()> {
+        let bytes = self.values(0, self.header.count as usize);
+        let computed = crc32c::crc32c(&bytes);
+        if computed != self.header.values_crc {
+            return Err(corrupt(
+                &self.path,
+                format!(
+                    "values checksum {computed:#010x} does not match the header's {:#010x}",
+                    self.header.values_crc
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Bytes the file occupies on disk (its length).
+    pub fn stored_bytes(&self) -> u64 {
+        self.map.len() as u64
+    }
+}

@@ -1,0 +1,144 @@
+//! Crash-safe writes: write under a temporary name, fsync, rename over the real name.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{IoContext, Result};
+
+/// How far a write goes before it is considered done.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Durability {
+    /// fsync each file and its directory before a rename is relied on: a power cut
+    /// leaves either the old or the new file, never a torn one.
+    #[default]
+    Fsync,
+    /// Rename without fsync: a process crash never tears a file, but a power cut may
+    /// lose recent writes. Faster on slow disks.
+    Rename,
+}
+
+static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// A file being written under a temporary name in its final directory; it replaces
+/// the real name only in [`AtomicFile::commit`], and disappears if dropped first.
+pub struct AtomicFile {
+    target: PathBuf,
+    temp: PathBuf,
+    writer: Option<BufWriter<File>>,
+    durability: Durability,
+}
+
+impl AtomicFile {
+    /// Starts writing a file that will become `target`.
+    pub fn create(target: &Path, durability: Durability) -> Result<AtomicFile> {
+        let name = target
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let unique = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
+        let temp = target.with_file_name(format!(".{name}.tmp.{}.{unique}", std::process::id()));
+        let file = File::create(&temp).at(&temp)?;
+        Ok(AtomicFile {
+            target: target.to_path_buf(),
+            temp,
+            writer: Some(BufWriter::with_capacity(1 << 20, file)),
+            durability,
+        })
+    }
+
+    /// Appends bytes.
+    pub fn write_all(&mut self, bytes: &[u8]) -> Result<()> {
+        self.writer
+            .as_mut()
+            .expect("not committed")
+            .write_all(bytes)
+            .at(&self.temp)
+    }
+
+    /// Flushes, syncs as the durability asks, and renames over the target.
+    pub fn commit(mut self) -> Result<()> {
+        let writer = self.writer.take().expect("committed once");
+        let file = writer
+            .into_inner()
+            .map_err(|e| e.into_error())
+            .at(&self.temp)?;
+        if self.durability == Durability::Fsync {
+            file.sync_all().at(&self.temp)?;
+        }
+        drop(file);
+        fs::rename(&self.temp, &self.target).at(&self.target)?;
+        if self.durability == Durability::Fsync {
+            sync_parent(&self.target)?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for AtomicFile {
+    fn drop(&mut self) {
+        if self.writer.is_some() {
+            let _ = fs::remove_file(&self.temp);
+        }
+    }
+}
+
+/// Writes `bytes` to `target` atomically.
+pub fn write_atomic(target: &Path, bytes: &[u8], durability: Durability) -> Result<()> {
+    let mut file = AtomicFile::create(target, durability)?;
+    file.write_all(bytes)?;
+    file.commit()
+}
+
+/// fsyncs the directory holding `path`, so a rename or a new file in it survives a
+/// power cut.
+pub fn sync_parent(path: &Path) -> Result<()> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    File::open(dir).and_then(|d| d.sync_all()).at(dir)
+}
+
+/// Opens an existing file for reading and writing (appends).
+pub(crate) fn open_rw(path: &Path) -> Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .at(path)
+}
+
+/// Whether `name` is a temporary file left by an interrupted [`AtomicFile`].
+pub fn is_temp_name(name: &str) -> bool {
+    name.starts_with('.') && name.contains(".tmp.")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dropped_writes_leave_the_old_file_untouched() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("col");
+        write_atomic(&path, b"old", Durability::Fsync).unwrap();
+        let mut half = AtomicFile::create(&path, Durability::Fsync).unwrap();
+        half.write_all(b"new but unfinished").unwrap();
+        drop(half);
+        assert_eq!(fs::read(&path).unwrap(), b"old");
+        let names: Vec<_> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(
+            names,
+            vec![std::ffi::OsString::from("col")],
+            "no temporary file is left behind"
+        );
+    }
+}

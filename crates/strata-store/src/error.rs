@@ -1,0 +1,81 @@
+//! Errors that name the file, block, column or row at fault.
+
+use std::path::{Path, PathBuf};
+
+use strata_codec::CodecError;
+
+/// Everything that can go wrong reading or writing stored data. Each variant carries
+/// the path (and where relevant the block or row) so the message alone says where to
+/// look and what was expected.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The operating system refused an operation on a file.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// A file's bytes are not what its format requires (truncated, wrong magic,
+    /// unknown type code, inconsistent index).
+    #[error("{}: {detail}", path.display())]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// What was found and what was expected.
+        detail: String,
+    },
+    /// A block's stored checksum does not match its bytes.
+    #[error("{}: block {block} failed its checksum (stored {stored:#010x}, computed {computed:#010x})", path.display())]
+    Checksum {
+        /// The file.
+        path: PathBuf,
+        /// The block number.
+        block: usize,
+        /// The checksum in the index.
+        stored: u32,
+        /// The checksum of the bytes read.
+        computed: u32,
+    },
+    /// A codec refused a spec or failed to decode a block.
+    #[error("{}{}: {source}", path.display(), block.map(|b| format!(": block {b}")).unwrap_or_default())]
+    Codec {
+        /// The file (or table, for spec errors).
+        path: PathBuf,
+        /// The block, when decoding one.
+        block: Option<usize>,
+        /// The codec's error.
+        source: CodecError,
+    },
+    /// Data or arguments that break a rule: an attribute that does not hold, a CSV row
+    /// that does not fit the schema, a column of the wrong type or length.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// `Result` with [`StoreError`].
+pub type Result<T> = std::result::Result<T, StoreError>;
+
+/// Attaches a path to I/O errors.
+pub(crate) trait IoContext<T> {
+    /// Wraps the error with `path`.
+    fn at(self, path: &Path) -> Result<T>;
+}
+
+impl<T> IoContext<T> for std::io::Result<T> {
+    fn at(self, path: &Path) -> Result<T> {
+        self.map_err(|source| StoreError::Io {
+            path: path.to_path_buf(),
+            source,
+        })
+    }
+}
+
+/// A [`StoreError::Corrupt`] for `path`.
+pub(crate) fn corrupt(path: &Path, detail: impl Into<String>) -> StoreError {
+    StoreError::Corrupt {
+        path: path.to_path_buf(),
+        detail: detail.into(),
+    }
+}
