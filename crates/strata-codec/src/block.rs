@@ -10,11 +10,7 @@ use crate::{CodecError, qipc};
 /// Returns `None` when the compressed form would not be smaller than the raw block,
 /// so the caller can store the block raw instead (as kdb+ does for qipc). The spec must
 /// have passed [`CompressionSpec::check_suitable`] for `kind`.
-pub fn compress_block(
-    spec: &CompressionSpec,
-    kind: ElementKind,
-    raw: &[u8],
-) -> Result<Option<Vec<u8>>, CodecError> {
+pub fn compress_block(spec: &CompressionSpec, kind: ElementKind, raw: &[u8]) -> Result<Option<Vec<u8>>, CodecError> {
     debug_assert_eq!(raw.len() % kind.width, 0, "a block holds whole elements");
     let mut filtered = raw.to_vec();
     for filter in &spec.filters {
@@ -29,26 +25,17 @@ pub fn compress_block(
         Algorithm::Gzip => gzip_compress(&filtered, spec.level)?,
         Algorithm::Snappy => snap::raw::Encoder::new()
             .compress_vec(&filtered)
-            .map_err(|e| CodecError::Library {
-                algorithm: "snappy",
-                detail: e.to_string(),
-            })?,
+            .map_err(|e| CodecError::Library { algorithm: "snappy", detail: e.to_string() })?,
         Algorithm::Lz4hc => {
             let mode = match spec.level {
                 0 => lz4::block::CompressionMode::DEFAULT,
                 level => lz4::block::CompressionMode::HIGHCOMPRESSION(level),
             };
-            lz4::block::compress(&filtered, Some(mode), false).map_err(|e| CodecError::Library {
-                algorithm: "lz4hc",
-                detail: e.to_string(),
-            })?
+            lz4::block::compress(&filtered, Some(mode), false)
+                .map_err(|e| CodecError::Library { algorithm: "lz4hc", detail: e.to_string() })?
         }
-        Algorithm::Zstd => {
-            zstd::bulk::compress(&filtered, spec.level).map_err(|e| CodecError::Library {
-                algorithm: "zstd",
-                detail: e.to_string(),
-            })?
-        }
+        Algorithm::Zstd => zstd::bulk::compress(&filtered, spec.level)
+            .map_err(|e| CodecError::Library { algorithm: "zstd", detail: e.to_string() })?,
         Algorithm::Pco => pco_compress(&filtered, kind, spec.level)?,
     };
     // A filter-only spec keeps its (filtered) block even when it is no smaller.
@@ -69,10 +56,7 @@ pub fn decompress_block(
     if raw_len % kind.width != 0 {
         return Err(CodecError::Corrupt {
             algorithm: spec.algorithm.name(),
-            detail: format!(
-                "block length {raw_len} is not a whole number of {}-byte elements",
-                kind.width
-            ),
+            detail: format!("block length {raw_len} is not a whole number of {}-byte elements", kind.width),
         });
     }
     let mut raw = match spec.algorithm {
@@ -84,9 +68,7 @@ pub fn decompress_block(
             if claimed != raw_len {
                 return Err(length_mismatch("snappy", claimed, raw_len));
             }
-            snap::raw::Decoder::new()
-                .decompress_vec(packed)
-                .map_err(|e| corrupt("snappy", e))?
+            snap::raw::Decoder::new().decompress_vec(packed).map_err(|e| corrupt("snappy", e))?
         }
         Algorithm::Lz4hc => {
             let size = i32::try_from(raw_len).map_err(|e| corrupt("lz4hc", e))?;
@@ -111,32 +93,21 @@ pub fn decompress_block(
 }
 
 fn corrupt(algorithm: &'static str, error: impl std::fmt::Display) -> CodecError {
-    CodecError::Corrupt {
-        algorithm,
-        detail: error.to_string(),
-    }
+    CodecError::Corrupt { algorithm, detail: error.to_string() }
 }
 
 fn length_mismatch(algorithm: &'static str, got: usize, expected: usize) -> CodecError {
-    CodecError::Corrupt {
-        algorithm,
-        detail: format!("block decodes to {got} bytes, expected {expected}"),
-    }
+    CodecError::Corrupt { algorithm, detail: format!("block decodes to {got} bytes, expected {expected}") }
 }
 
 fn gzip_compress(raw: &[u8], level: i32) -> Result<Vec<u8>, CodecError> {
     use std::io::Write;
-    let mut encoder = flate2::write::ZlibEncoder::new(
-        Vec::with_capacity(raw.len() / 2),
-        flate2::Compression::new(level as u32),
-    );
+    let mut encoder =
+        flate2::write::ZlibEncoder::new(Vec::with_capacity(raw.len() / 2), flate2::Compression::new(level as u32));
     encoder
         .write_all(raw)
         .and_then(|_| encoder.finish())
-        .map_err(|e| CodecError::Library {
-            algorithm: "gzip",
-            detail: e.to_string(),
-        })
+        .map_err(|e| CodecError::Library { algorithm: "gzip", detail: e.to_string() })
 }
 
 fn gzip_decompress(packed: &[u8], raw_len: usize) -> Result<Vec<u8>, CodecError> {
@@ -186,34 +157,24 @@ macro_rules! with_pco_type {
                 type $t = f64;
                 $body
             }
-            _ => {
-                return Err(CodecError::Unsuitable(format!(
-                    "pco cannot store {} elements",
-                    $kind
-                )))
-            }
+            _ => return Err(CodecError::Unsuitable(format!("pco cannot store {} elements", $kind))),
         }
     };
 }
 
 fn pco_compress(raw: &[u8], kind: ElementKind, level: i32) -> Result<Vec<u8>, CodecError> {
     with_pco_type!(kind, T, {
-        let values: Vec<T> = raw
-            .chunks_exact(kind.width)
-            .map(|c| T::from_le_bytes(c.try_into().expect("width")))
-            .collect();
+        let values: Vec<T> =
+            raw.chunks_exact(kind.width).map(|c| T::from_le_bytes(c.try_into().expect("width"))).collect();
         let config = pco::ChunkConfig::default().with_compression_level(level as usize);
-        pco::standalone::simple_compress(&values, &config).map_err(|e| CodecError::Library {
-            algorithm: "pco",
-            detail: e.to_string(),
-        })
+        pco::standalone::simple_compress(&values, &config)
+            .map_err(|e| CodecError::Library { algorithm: "pco", detail: e.to_string() })
     })
 }
 
 fn pco_decompress(packed: &[u8], kind: ElementKind) -> Result<Vec<u8>, CodecError> {
     with_pco_type!(kind, T, {
-        let values: Vec<T> =
-            pco::standalone::simple_decompress(packed).map_err(|e| corrupt("pco", e))?;
+        let values: Vec<T> = pco::standalone::simple_decompress(packed).map_err(|e| corrupt("pco", e))?;
         Ok(values.iter().flat_map(|v| v.to_le_bytes()).collect())
     })
 }
@@ -223,9 +184,7 @@ mod tests {
     use super::*;
 
     fn ramp(n: i64) -> Vec<u8> {
-        (0..n)
-            .flat_map(|i| (1_700_000_000_000_000_000 + i * 1_000_003).to_le_bytes())
-            .collect()
+        (0..n).flat_map(|i| (1_700_000_000_000_000_000 + i * 1_000_003).to_le_bytes()).collect()
     }
 
     #[test]
@@ -234,12 +193,7 @@ mod tests {
         let raw = ramp(5000);
         for algorithm in Algorithm::ALL {
             for level in [*algorithm.levels().start(), *algorithm.levels().end()] {
-                let spec = CompressionSpec {
-                    filters: vec![],
-                    algorithm,
-                    level,
-                    lbs: 17,
-                };
+                let spec = CompressionSpec { filters: vec![], algorithm, level, lbs: 17 };
                 let packed = compress_block(&spec, kind, &raw).unwrap();
                 let back = match packed {
                     Some(p) => decompress_block(&spec, kind, &p, raw.len()).unwrap(),
@@ -255,36 +209,18 @@ mod tests {
         let kind = ElementKind::new(8, NumericClass::Signed);
         let raw = ramp(4096);
         for algorithm in Algorithm::ALL.into_iter().filter(|a| *a != Algorithm::None) {
-            let spec = CompressionSpec {
-                filters: vec![],
-                algorithm,
-                level: algorithm.default_level(),
-                lbs: 17,
-            };
-            let packed = compress_block(&spec, kind, &raw)
-                .unwrap()
-                .expect("a ramp compresses");
+            let spec = CompressionSpec { filters: vec![], algorithm, level: algorithm.default_level(), lbs: 17 };
+            let packed = compress_block(&spec, kind, &raw).unwrap().expect("a ramp compresses");
             let truncated = &packed[..packed.len() / 2];
-            assert!(
-                decompress_block(&spec, kind, truncated, raw.len()).is_err(),
-                "{spec} accepted a truncated block"
-            );
-            assert!(
-                decompress_block(&spec, kind, &packed, raw.len() + 8).is_err(),
-                "{spec} accepted a wrong length"
-            );
+            assert!(decompress_block(&spec, kind, truncated, raw.len()).is_err(), "{spec} accepted a truncated block");
+            assert!(decompress_block(&spec, kind, &packed, raw.len() + 8).is_err(), "{spec} accepted a wrong length");
         }
     }
 
     #[test]
     fn incompressible_blocks_are_reported_for_raw_storage() {
-        let noise: Vec<u8> = (0..8192u64)
-            .flat_map(|i| i.wrapping_mul(0x9E3779B97F4A7C15).to_le_bytes())
-            .collect();
+        let noise: Vec<u8> = (0..8192u64).flat_map(|i| i.wrapping_mul(0x9E3779B97F4A7C15).to_le_bytes()).collect();
         let spec: CompressionSpec = "snappy".parse().unwrap();
-        assert_eq!(
-            compress_block(&spec, ElementKind::BYTES, &noise).unwrap(),
-            None
-        );
+        assert_eq!(compress_block(&spec, ElementKind::BYTES, &noise).unwrap(), None);
     }
 }

@@ -28,10 +28,7 @@ pub struct ElementKind {
 
 impl ElementKind {
     /// Opaque single bytes: what a codec sees when nothing is known about the data.
-    pub const BYTES: ElementKind = ElementKind {
-        width: 1,
-        class: NumericClass::Opaque,
-    };
+    pub const BYTES: ElementKind = ElementKind { width: 1, class: NumericClass::Opaque };
 
     /// A kind of the given width and class.
     pub const fn new(width: usize, class: NumericClass) -> ElementKind {

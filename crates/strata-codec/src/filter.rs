@@ -26,12 +26,7 @@ pub enum Filter {
 
 impl Filter {
     /// Every filter, in the order their codes number them.
-    pub const ALL: [Filter; 4] = [
-        Filter::Shuffle,
-        Filter::Delta,
-        Filter::DeltaOfDelta,
-        Filter::Xor,
-    ];
+    pub const ALL: [Filter; 4] = [Filter::Shuffle, Filter::Delta, Filter::DeltaOfDelta, Filter::Xor];
 
     /// The name used in compression specs.
     pub fn name(self) -> &'static str {
@@ -61,24 +56,19 @@ impl Filter {
 
     /// The filter stored as `code`, if any.
     pub fn from_code(code: u8) -> Option<Filter> {
-        (code as usize)
-            .checked_sub(1)
-            .and_then(|i| Filter::ALL.get(i).copied())
+        (code as usize).checked_sub(1).and_then(|i| Filter::ALL.get(i).copied())
     }
 
     /// Why this filter cannot apply to elements of `kind`, if it cannot.
     pub fn unsuitable_for(self, kind: ElementKind) -> Option<String> {
         match self {
-            Filter::Shuffle if kind.width < 2 => Some(format!(
-                "shuffle needs elements of 2 or more bytes, not {kind}"
-            )),
-            Filter::Delta | Filter::DeltaOfDelta if !kind.is_integer() => Some(format!(
-                "{} needs integer or temporal elements, not {kind}",
-                self.name()
-            )),
-            Filter::Xor if kind.class == NumericClass::Opaque || kind.width < 2 => Some(format!(
-                "xor needs numeric elements of 2 or more bytes, not {kind}"
-            )),
+            Filter::Shuffle if kind.width < 2 => Some(format!("shuffle needs elements of 2 or more bytes, not {kind}")),
+            Filter::Delta | Filter::DeltaOfDelta if !kind.is_integer() => {
+                Some(format!("{} needs integer or temporal elements, not {kind}", self.name()))
+            }
+            Filter::Xor if kind.class == NumericClass::Opaque || kind.width < 2 => {
+                Some(format!("xor needs numeric elements of 2 or more bytes, not {kind}"))
+            }
             _ => None,
         }
     }
@@ -262,17 +252,9 @@ mod tests {
 
     #[test]
     fn suitability_rules() {
-        assert!(
-            Filter::Delta
-                .unsuitable_for(ElementKind::new(8, NumericClass::Float))
-                .is_some()
-        );
+        assert!(Filter::Delta.unsuitable_for(ElementKind::new(8, NumericClass::Float)).is_some());
         assert!(Filter::Shuffle.unsuitable_for(ElementKind::BYTES).is_some());
-        assert!(
-            Filter::Xor
-                .unsuitable_for(ElementKind::new(8, NumericClass::Float))
-                .is_none()
-        );
+        assert!(Filter::Xor.unsuitable_for(ElementKind::new(8, NumericClass::Float)).is_none());
         for f in Filter::ALL {
             assert_eq!(Filter::from_code(f.code()), Some(f));
             assert_eq!(Filter::from_name(f.name()), Some(f));

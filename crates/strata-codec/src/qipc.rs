@@ -30,10 +30,7 @@ struct PositionTable {
 impl PositionTable {
     /// Entries start as [`PositionTable::UNSET`], which no valid match can refer to.
     fn new() -> PositionTable {
-        PositionTable {
-            positions: [PositionTable::UNSET; 256],
-            cursor: 0,
-        }
+        PositionTable { positions: [PositionTable::UNSET; 256], cursor: 0 }
     }
 
     const UNSET: u32 = u32::MAX;
@@ -105,10 +102,7 @@ pub fn compress(input: &[u8], limit: usize) -> Option<Vec<u8>> {
 /// Decompresses a stream produced by [`compress`] (or by kdb+) into exactly
 /// `expected_len` bytes. Every malformed stream is an error, never a panic.
 pub fn decompress(input: &[u8], expected_len: usize) -> Result<Vec<u8>, CodecError> {
-    let corrupt = |what: String| CodecError::Corrupt {
-        algorithm: "qipc",
-        detail: what,
-    };
+    let corrupt = |what: String| CodecError::Corrupt { algorithm: "qipc", detail: what };
     let mut out = vec![0u8; expected_len];
     let mut table = PositionTable::new();
     let mut s = 0usize;
@@ -117,11 +111,9 @@ pub fn decompress(input: &[u8], expected_len: usize) -> Result<Vec<u8>, CodecErr
     let mut bit = 0u32;
     while s < expected_len {
         if bit == 0 {
-            flag = *input.get(d).ok_or_else(|| {
-                corrupt(format!(
-                    "stream ends at byte {d}, {s} of {expected_len} bytes decoded"
-                ))
-            })?;
+            flag = *input
+                .get(d)
+                .ok_or_else(|| corrupt(format!("stream ends at byte {d}, {s} of {expected_len} bytes decoded")))?;
             d += 1;
         }
         if flag & (1 << bit) != 0 {
@@ -147,9 +139,7 @@ pub fn decompress(input: &[u8], expected_len: usize) -> Result<Vec<u8>, CodecErr
             s += len;
             table.cursor = s;
         } else {
-            out[s] = *input
-                .get(d)
-                .ok_or_else(|| corrupt(format!("literal at byte {d} is missing")))?;
+            out[s] = *input.get(d).ok_or_else(|| corrupt(format!("literal at byte {d} is missing")))?;
             d += 1;
             s += 1;
             table.catch_up(&out, s);
@@ -157,10 +147,7 @@ pub fn decompress(input: &[u8], expected_len: usize) -> Result<Vec<u8>, CodecErr
         bit = (bit + 1) % 8;
     }
     if d != input.len() {
-        return Err(corrupt(format!(
-            "{} trailing bytes after {expected_len} decoded bytes",
-            input.len() - d
-        )));
+        return Err(corrupt(format!("{} trailing bytes after {expected_len} decoded bytes", input.len() - d)));
     }
     Ok(out)
 }
@@ -192,18 +179,12 @@ mod tests {
         let data = vec![42u8; 10_000];
         let packed = compress(&data, data.len()).unwrap();
         // Each match covers 257 bytes in 2 bytes plus a flag bit.
-        assert!(
-            packed.len() < 10_000 / 257 * 3 + 20,
-            "{} bytes",
-            packed.len()
-        );
+        assert!(packed.len() < 10_000 / 257 * 3 + 20, "{} bytes", packed.len());
     }
 
     #[test]
     fn gives_up_past_the_limit() {
-        let noise: Vec<u8> = (0..4096u32)
-            .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
-            .collect();
+        let noise: Vec<u8> = (0..4096u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
         assert!(compress(&noise, noise.len() / 2).is_none());
     }
 

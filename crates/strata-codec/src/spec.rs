@@ -47,22 +47,12 @@ pub struct CompressionSpec {
 impl CompressionSpec {
     /// No compression: the column is written as a plain, mappable file.
     pub fn none() -> CompressionSpec {
-        CompressionSpec {
-            filters: Vec::new(),
-            algorithm: Algorithm::None,
-            level: 0,
-            lbs: DEFAULT_LBS,
-        }
+        CompressionSpec { filters: Vec::new(), algorithm: Algorithm::None, level: 0, lbs: DEFAULT_LBS }
     }
 
     /// A spec with no filters, checking the level and block size.
     pub fn new(algorithm: Algorithm, level: i32, lbs: u8) -> Result<CompressionSpec, CodecError> {
-        let spec = CompressionSpec {
-            filters: Vec::new(),
-            algorithm,
-            level,
-            lbs,
-        };
+        let spec = CompressionSpec { filters: Vec::new(), algorithm, level, lbs };
         spec.check_ranges()?;
         Ok(spec)
     }
@@ -92,10 +82,7 @@ impl CompressionSpec {
             return Err(CodecError::LbsOutOfRange(self.lbs as i64));
         }
         if self.filters.len() > MAX_FILTERS {
-            return Err(CodecError::Unsuitable(format!(
-                "at most {MAX_FILTERS} filters, not {}",
-                self.filters.len()
-            )));
+            return Err(CodecError::Unsuitable(format!("at most {MAX_FILTERS} filters, not {}", self.filters.len())));
         }
         Ok(())
     }
@@ -114,14 +101,8 @@ impl CompressionSpec {
                     "pco needs numeric or temporal elements of 2 or more bytes, not {kind}"
                 )));
             }
-            if let Some(f) = self
-                .filters
-                .iter()
-                .find(|f| matches!(f, Filter::Shuffle | Filter::Xor))
-            {
-                return Err(CodecError::Unsuitable(format!(
-                    "pco models numbers; {f} turns them into bytes first"
-                )));
+            if let Some(f) = self.filters.iter().find(|f| matches!(f, Filter::Shuffle | Filter::Xor)) {
+                return Err(CodecError::Unsuitable(format!("pco models numbers; {f} turns them into bytes first")));
             }
         }
         Ok(())
@@ -154,34 +135,21 @@ impl CompressionSpec {
             return Err(bad_token(text, text));
         };
         let lbs: i64 = lbs.parse().map_err(|_| bad_token(text, lbs))?;
-        let alg = alg
-            .parse::<u8>()
-            .ok()
-            .and_then(Algorithm::from_code)
-            .ok_or_else(|| bad_token(text, alg))?;
+        let alg = alg.parse::<u8>().ok().and_then(Algorithm::from_code).ok_or_else(|| bad_token(text, alg))?;
         let level: i32 = lvl.parse().map_err(|_| bad_token(text, lvl))?;
         // kdb+ writes 0 0 0 for "no compression", whatever the block size.
         if alg == Algorithm::None {
             return Ok(CompressionSpec::none());
         }
         let lbs = u8::try_from(lbs).map_err(|_| CodecError::LbsOutOfRange(lbs))?;
-        let spec = CompressionSpec {
-            filters: Vec::new(),
-            algorithm: alg,
-            level,
-            lbs,
-        };
+        let spec = CompressionSpec { filters: Vec::new(), algorithm: alg, level, lbs };
         spec.check_ranges()?;
         Ok(spec)
     }
 }
 
 fn bad_token(spec: &str, token: &str) -> CodecError {
-    CodecError::BadSpec {
-        spec: spec.to_string(),
-        token: token.to_string(),
-        valid: CompressionSpec::valid_forms(),
-    }
+    CodecError::BadSpec { spec: spec.to_string(), token: token.to_string(), valid: CompressionSpec::valid_forms() }
 }
 
 impl FromStr for CompressionSpec {
@@ -194,13 +162,8 @@ impl FromStr for CompressionSpec {
         }
         let (body, lbs) = match text.split_once('@') {
             Some((body, lbs_text)) => {
-                let lbs: i64 = lbs_text
-                    .parse()
-                    .map_err(|_| bad_token(text, &format!("@{lbs_text}")))?;
-                (
-                    body,
-                    u8::try_from(lbs).map_err(|_| CodecError::LbsOutOfRange(lbs))?,
-                )
+                let lbs: i64 = lbs_text.parse().map_err(|_| bad_token(text, &format!("@{lbs_text}")))?;
+                (body, u8::try_from(lbs).map_err(|_| CodecError::LbsOutOfRange(lbs))?)
             }
             None => (text, DEFAULT_LBS),
         };
@@ -219,12 +182,7 @@ impl FromStr for CompressionSpec {
             Some(l) => l.parse().map_err(|_| bad_token(text, &format!(":{l}")))?,
             None => algorithm.default_level(),
         };
-        let spec = CompressionSpec {
-            filters,
-            algorithm,
-            level,
-            lbs,
-        };
+        let spec = CompressionSpec { filters, algorithm, level, lbs };
         spec.check_ranges()?;
         Ok(spec)
     }
@@ -274,35 +232,17 @@ mod tests {
 
     #[test]
     fn errors_name_the_bad_token_and_list_valid_forms() {
-        let err = "delta+zsdt:3"
-            .parse::<CompressionSpec>()
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.contains("'zsdt'") && err.contains("zstd:-7..22") && err.contains("shuffle"),
-            "{err}"
-        );
-        let err = "delat+zstd"
-            .parse::<CompressionSpec>()
-            .unwrap_err()
-            .to_string();
+        let err = "delta+zsdt:3".parse::<CompressionSpec>().unwrap_err().to_string();
+        assert!(err.contains("'zsdt'") && err.contains("zstd:-7..22") && err.contains("shuffle"), "{err}");
+        let err = "delat+zstd".parse::<CompressionSpec>().unwrap_err().to_string();
         assert!(err.contains("'delat'"), "{err}");
         let err = "zstd:x".parse::<CompressionSpec>().unwrap_err().to_string();
         assert!(err.contains("':x'"), "{err}");
-        let err = "zstd:23"
-            .parse::<CompressionSpec>()
-            .unwrap_err()
-            .to_string();
+        let err = "zstd:23".parse::<CompressionSpec>().unwrap_err().to_string();
         assert!(err.contains("23") && err.contains("-7..22"), "{err}");
-        let err = "lz4hc:17"
-            .parse::<CompressionSpec>()
-            .unwrap_err()
-            .to_string();
+        let err = "lz4hc:17".parse::<CompressionSpec>().unwrap_err().to_string();
         assert!(err.contains("0..16"), "{err}");
-        let err = "gzip:5@11"
-            .parse::<CompressionSpec>()
-            .unwrap_err()
-            .to_string();
+        let err = "gzip:5@11".parse::<CompressionSpec>().unwrap_err().to_string();
         assert!(err.contains("11") && err.contains("12..20"), "{err}");
         assert!("gzip:5@21".parse::<CompressionSpec>().is_err());
         assert!("17 9 1".parse::<CompressionSpec>().is_err());
@@ -312,40 +252,10 @@ mod tests {
     fn suitability_depends_on_the_element_kind() {
         let floats = ElementKind::new(8, NumericClass::Float);
         let bytes = ElementKind::BYTES;
-        assert!(
-            "delta+zstd"
-                .parse::<CompressionSpec>()
-                .unwrap()
-                .check_suitable(floats)
-                .is_err()
-        );
-        assert!(
-            "xor+zstd"
-                .parse::<CompressionSpec>()
-                .unwrap()
-                .check_suitable(floats)
-                .is_ok()
-        );
-        assert!(
-            "pco"
-                .parse::<CompressionSpec>()
-                .unwrap()
-                .check_suitable(bytes)
-                .is_err()
-        );
-        assert!(
-            "shuffle+pco"
-                .parse::<CompressionSpec>()
-                .unwrap()
-                .check_suitable(floats)
-                .is_err()
-        );
-        assert!(
-            "zstd"
-                .parse::<CompressionSpec>()
-                .unwrap()
-                .check_suitable(bytes)
-                .is_ok()
-        );
+        assert!("delta+zstd".parse::<CompressionSpec>().unwrap().check_suitable(floats).is_err());
+        assert!("xor+zstd".parse::<CompressionSpec>().unwrap().check_suitable(floats).is_ok());
+        assert!("pco".parse::<CompressionSpec>().unwrap().check_suitable(bytes).is_err());
+        assert!("shuffle+pco".parse::<CompressionSpec>().unwrap().check_suitable(floats).is_err());
+        assert!("zstd".parse::<CompressionSpec>().unwrap().check_suitable(bytes).is_ok());
     }
 }

@@ -39,46 +39,33 @@ impl Column {
             )));
         }
         let len = values.len();
-        Ok(Column {
-            ty,
-            len,
-            values: Buffer::from_vec(values),
-            offsets: None,
-            domain: None,
-        })
+        Ok(Column { ty, len, values: Buffer::from_vec(values), offsets: None, domain: None })
     }
 
     /// A fixed-width or symbol column over raw little-endian bytes (as read from a
     /// file). `bytes.len()` must be a multiple of the type's width.
-    pub fn from_buffer(
-        ty: ColumnType,
-        values: Buffer,
-        domain: Option<SymbolDomain>,
-    ) -> Result<Column> {
+    pub fn from_buffer(ty: ColumnType, values: Buffer, domain: Option<SymbolDomain>) -> Result<Column> {
         if ty == ColumnType::String || values.len() % ty.width() != 0 {
-            return Err(StoreError::Invalid(format!(
-                "{} bytes are not a whole number of {ty} values",
-                values.len()
-            )));
+            return Err(StoreError::Invalid(format!("{} bytes are not a whole number of {ty} values", values.len())));
         }
         if (ty == ColumnType::Symbol) != domain.is_some() {
             return Err(StoreError::Invalid(format!(
                 "a {ty} column {} a symbol domain",
-                if domain.is_some() {
-                    "cannot take"
-                } else {
-                    "needs"
-                }
+                if domain.is_some() { "cannot take" } else { "needs" }
             )));
         }
         let len = values.len() / ty.width();
-        Ok(Column {
-            ty,
-            len,
-            values,
-            offsets: None,
-            domain,
-        })
+        if let Some(domain) = &domain {
+            let keys: &[u32] = values.typed_data();
+            if let Some(row) = keys.iter().position(|k| *k as usize >= domain.len()) {
+                return Err(StoreError::Invalid(format!(
+                    "symbol key {} at row {row} is outside a domain of {} symbols",
+                    keys[row],
+                    domain.len()
+                )));
+            }
+        }
+        Ok(Column { ty, len, values, offsets: None, domain })
     }
 
     /// A string column over `len + 1` offsets (first 0, never decreasing, last equal
@@ -94,16 +81,9 @@ impl Column {
                 data.len()
             )));
         }
-        std::str::from_utf8(&data)
-            .map_err(|e| StoreError::Invalid(format!("string data is not UTF-8: {e}")))?;
+        std::str::from_utf8(&data).map_err(|e| StoreError::Invalid(format!("string data is not UTF-8: {e}")))?;
         let len = offs.len() - 1;
-        Ok(Column {
-            ty: ColumnType::String,
-            len,
-            values: data,
-            offsets: Some(offsets),
-            domain: None,
-        })
+        Ok(Column { ty: ColumnType::String, len, values: data, offsets: Some(offsets), domain: None })
     }
 
     /// A string column.
@@ -126,24 +106,7 @@ impl Column {
 
     /// A symbol column of keys into `domain`. Keys are checked against its length.
     pub fn from_symbol_keys(keys: Vec<u32>, domain: SymbolDomain) -> Result<Column> {
-        if let Some((row, key)) = keys
-            .iter()
-            .enumerate()
-            .find(|(_, k)| **k as usize >= domain.len())
-        {
-            return Err(StoreError::Invalid(format!(
-                "symbol key {key} at row {row} is outside a domain of {} symbols",
-                domain.len()
-            )));
-        }
-        let len = keys.len();
-        Ok(Column {
-            ty: ColumnType::Symbol,
-            len,
-            values: Buffer::from_vec(keys),
-            offsets: None,
-            domain: Some(domain),
-        })
+        Column::from_buffer(ColumnType::Symbol, Buffer::from_vec(keys), Some(domain))
     }
 
     /// A symbol column from strings, enumerated against a fresh local domain in order
@@ -264,23 +227,12 @@ impl Column {
             4 => gather(self.values::<u32>(), indices),
             _ => gather(self.values::<u64>(), indices),
         };
-        Column {
-            ty: self.ty,
-            len: indices.len(),
-            values,
-            offsets: None,
-            domain: self.domain.clone(),
-        }
+        Column { ty: self.ty, len: indices.len(), values, offsets: None, domain: self.domain.clone() }
     }
 
     /// Rows `start..start + len`, sharing the buffers (strings are re-based).
     pub fn slice(&self, start: usize, len: usize) -> Column {
-        assert!(
-            start + len <= self.len,
-            "rows {start}..{} of {}",
-            start + len,
-            self.len
-        );
+        assert!(start + len <= self.len, "rows {start}..{} of {}", start + len, self.len);
         if self.ty == ColumnType::String {
             return Column::from_strings((start..start + len).map(|i| self.string(i)));
         }
@@ -298,25 +250,17 @@ impl Column {
     /// column's domain, extended with any new symbols).
     pub fn concat(&self, other: &Column) -> Result<Column> {
         if self.ty != other.ty {
-            return Err(StoreError::Invalid(format!(
-                "cannot append a {} column to a {} column",
-                other.ty, self.ty
-            )));
+            return Err(StoreError::Invalid(format!("cannot append a {} column to a {} column", other.ty, self.ty)));
         }
         match self.ty {
             ColumnType::String => Ok(Column::from_strings(
-                (0..self.len)
-                    .map(|i| self.string(i))
-                    .chain((0..other.len).map(|i| other.string(i))),
+                (0..self.len).map(|i| self.string(i)).chain((0..other.len).map(|i| other.string(i))),
             )),
             ColumnType::Symbol => Ok(Column::from_symbols(
-                (0..self.len)
-                    .map(|i| self.symbol(i))
-                    .chain((0..other.len).map(|i| other.symbol(i))),
+                (0..self.len).map(|i| self.symbol(i)).chain((0..other.len).map(|i| other.symbol(i))),
             )),
             _ => {
-                let mut bytes =
-                    MutableBuffer::with_capacity(self.values.len() + other.values.len());
+                let mut bytes = MutableBuffer::with_capacity(self.values.len() + other.values.len());
                 bytes.extend_from_slice(&self.values);
                 bytes.extend_from_slice(&other.values);
                 Column::from_buffer(self.ty, bytes.into(), None)
@@ -408,10 +352,7 @@ mod tests {
         let mut rows: Vec<usize> = (0..4).collect();
         rows.sort_by(|a, b| order(*a, *b));
         let sorted = col.take(&rows);
-        assert_eq!(
-            (0..4).map(|i| sorted.symbol(i)).collect::<Vec<_>>(),
-            ["AAPL", "AAPL", "IBM", "MSFT"]
-        );
+        assert_eq!((0..4).map(|i| sorted.symbol(i)).collect::<Vec<_>>(), ["AAPL", "AAPL", "IBM", "MSFT"]);
         assert_eq!(rows, [1, 3, 2, 0], "stable: equal keys keep their order");
     }
 
@@ -424,11 +365,7 @@ mod tests {
         assert_eq!(both.len(), 4);
         assert_eq!(both.string(3), "d");
         assert!(
-            Column::from_string_buffers(
-                Buffer::from_vec(vec![0i64, 5]),
-                Buffer::from_vec(b"abc".to_vec())
-            )
-            .is_err()
+            Column::from_string_buffers(Buffer::from_vec(vec![0i64, 5]), Buffer::from_vec(b"abc".to_vec())).is_err()
         );
     }
 }

@@ -36,10 +36,7 @@ pub struct AtomicFile {
 impl AtomicFile {
     /// Starts writing a file that will become `target`.
     pub fn create(target: &Path, durability: Durability) -> Result<AtomicFile> {
-        let name = target
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let unique = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
         let temp = target.with_file_name(format!(".{name}.tmp.{}.{unique}", std::process::id()));
         let file = File::create(&temp).at(&temp)?;
@@ -53,20 +50,13 @@ impl AtomicFile {
 
     /// Appends bytes.
     pub fn write_all(&mut self, bytes: &[u8]) -> Result<()> {
-        self.writer
-            .as_mut()
-            .expect("not committed")
-            .write_all(bytes)
-            .at(&self.temp)
+        self.writer.as_mut().expect("not committed").write_all(bytes).at(&self.temp)
     }
 
     /// Flushes, syncs as the durability asks, and renames over the target.
     pub fn commit(mut self) -> Result<()> {
         let writer = self.writer.take().expect("committed once");
-        let file = writer
-            .into_inner()
-            .map_err(|e| e.into_error())
-            .at(&self.temp)?;
+        let file = writer.into_inner().map_err(|e| e.into_error()).at(&self.temp)?;
         if self.durability == Durability::Fsync {
             file.sync_all().at(&self.temp)?;
         }
@@ -106,11 +96,7 @@ pub fn sync_parent(path: &Path) -> Result<()> {
 
 /// Opens an existing file for reading and writing (appends).
 pub(crate) fn open_rw(path: &Path) -> Result<File> {
-    OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(path)
-        .at(path)
+    OpenOptions::new().read(true).write(true).open(path).at(path)
 }
 
 /// Whether `name` is a temporary file left by an interrupted [`AtomicFile`].
@@ -131,14 +117,7 @@ mod tests {
         half.write_all(b"new but unfinished").unwrap();
         drop(half);
         assert_eq!(fs::read(&path).unwrap(), b"old");
-        let names: Vec<_> = fs::read_dir(dir.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
-        assert_eq!(
-            names,
-            vec![std::ffi::OsString::from("col")],
-            "no temporary file is left behind"
-        );
+        let names: Vec<_> = fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("col")], "no temporary file is left behind");
     }
 }

@@ -65,17 +65,11 @@ pub(crate) trait IoContext<T> {
 
 impl<T> IoContext<T> for std::io::Result<T> {
     fn at(self, path: &Path) -> Result<T> {
-        self.map_err(|source| StoreError::Io {
-            path: path.to_path_buf(),
-            source,
-        })
+        self.map_err(|source| StoreError::Io { path: path.to_path_buf(), source })
     }
 }
 
 /// A [`StoreError::Corrupt`] for `path`.
 pub(crate) fn corrupt(path: &Path, detail: impl Into<String>) -> StoreError {
-    StoreError::Corrupt {
-        path: path.to_path_buf(),
-        detail: detail.into(),
-    }
+    StoreError::Corrupt { path: path.to_path_buf(), detail: detail.into() }
 }

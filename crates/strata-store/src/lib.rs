@@ -6,13 +6,28 @@
 //! then raw values, mapped without a copy) or block-compressed (independent,
 //! checksummed blocks with a min/max index), see [`column`].
 
+pub mod attribute;
 pub mod column;
 mod column_data;
+mod config;
+mod database;
+mod date;
 mod durable;
 mod error;
+mod splayed;
+mod sym;
+mod table;
+mod table_spec;
 mod types;
 
 pub use column_data::{Column, SymbolDomain};
+pub use config::{CONFIG_FILE, DbConfig};
+pub use database::{Database, SEGMENTS_FILE, TableLocation, TableWrite};
+pub use date::Date;
 pub use durable::{AtomicFile, Durability, is_temp_name, sync_parent, write_atomic};
 pub use error::{Result, StoreError};
+pub use splayed::{COLUMN_ORDER_FILE, ColumnStats, SplayedTable, WriteOptions, string_data_path, write_splayed};
+pub use sym::SymFile;
+pub use table::{Table, is_valid_name};
+pub use table_spec::TableSpec;
 pub use types::{Attribute, ColumnType};

@@ -180,9 +180,7 @@ impl ColumnType {
             ColumnType::Real => DataType::Float32,
             ColumnType::Float => DataType::Float64,
             ColumnType::Char => DataType::FixedSizeBinary(1),
-            ColumnType::Symbol => {
-                DataType::Dictionary(Box::new(DataType::UInt32), Box::new(DataType::Utf8))
-            }
+            ColumnType::Symbol => DataType::Dictionary(Box::new(DataType::UInt32), Box::new(DataType::Utf8)),
             ColumnType::Timestamp => DataType::Timestamp(TimeUnit::Nanosecond, None),
             ColumnType::Date => DataType::Date32,
             ColumnType::Timespan => DataType::Duration(TimeUnit::Nanosecond),
@@ -220,15 +218,9 @@ pub enum Attribute {
 impl Attribute {
     /// The attribute with kdb+'s code (`s`=1, `u`=2, `p`=3, `g`=4).
     pub fn from_code(code: u8) -> Option<Attribute> {
-        [
-            Attribute::None,
-            Attribute::Sorted,
-            Attribute::Unique,
-            Attribute::Parted,
-            Attribute::Grouped,
-        ]
-        .get(code as usize)
-        .copied()
+        [Attribute::None, Attribute::Sorted, Attribute::Unique, Attribute::Parted, Attribute::Grouped]
+            .get(code as usize)
+            .copied()
     }
 
     /// The name used on the command line and in reports.

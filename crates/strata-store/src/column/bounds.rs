@@ -41,9 +41,8 @@ impl BlockBounds {
                         f64::from_le_bytes(c.try_into().expect("8"))
                     }
                 });
-                let (lo, hi) = it
-                    .filter(|v| !v.is_nan())
-                    .fold((f64::NAN, f64::NAN), |(lo, hi), v| (v.min(lo), v.max(hi)));
+                let (lo, hi) =
+                    it.filter(|v| !v.is_nan()).fold((f64::NAN, f64::NAN), |(lo, hi), v| (v.min(lo), v.max(hi)));
                 BlockBounds::Float(lo, hi)
             }
         })
@@ -67,12 +66,8 @@ impl BlockBounds {
         let lo: [u8; 8] = bytes[..8].try_into().expect("8");
         let hi: [u8; 8] = bytes[8..].try_into().expect("8");
         match kind.class {
-            NumericClass::Signed => {
-                BlockBounds::Signed(i64::from_le_bytes(lo), i64::from_le_bytes(hi))
-            }
-            NumericClass::Float => {
-                BlockBounds::Float(f64::from_le_bytes(lo), f64::from_le_bytes(hi))
-            }
+            NumericClass::Signed => BlockBounds::Signed(i64::from_le_bytes(lo), i64::from_le_bytes(hi)),
+            NumericClass::Float => BlockBounds::Float(f64::from_le_bytes(lo), f64::from_le_bytes(hi)),
             _ => BlockBounds::Unsigned(u64::from_le_bytes(lo), u64::from_le_bytes(hi)),
         }
     }
@@ -99,20 +94,11 @@ mod tests {
     #[test]
     fn bounds_by_class() {
         let ints: Vec<u8> = [5i32, -3, 9].iter().flat_map(|v| v.to_le_bytes()).collect();
-        assert_eq!(
-            BlockBounds::of(ElementKind::new(4, NumericClass::Signed), &ints),
-            Some(BlockBounds::Signed(-3, 9))
-        );
-        let floats: Vec<u8> = [1.5f64, f64::NAN, -2.0]
-            .iter()
-            .flat_map(|v| v.to_le_bytes())
-            .collect();
+        assert_eq!(BlockBounds::of(ElementKind::new(4, NumericClass::Signed), &ints), Some(BlockBounds::Signed(-3, 9)));
+        let floats: Vec<u8> = [1.5f64, f64::NAN, -2.0].iter().flat_map(|v| v.to_le_bytes()).collect();
         let b = BlockBounds::of(ElementKind::new(8, NumericClass::Float), &floats).unwrap();
         assert_eq!(b, BlockBounds::Float(-2.0, 1.5));
-        assert_eq!(
-            BlockBounds::decode(ElementKind::new(8, NumericClass::Float), &b.encode()),
-            b
-        );
+        assert_eq!(BlockBounds::decode(ElementKind::new(8, NumericClass::Float), &b.encode()), b);
         assert_eq!(BlockBounds::of(ElementKind::BYTES, &[]), None);
     }
 }

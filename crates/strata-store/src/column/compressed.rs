@@ -24,9 +24,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use arrow_buffer::{Buffer, MutableBuffer};
 use rayon::prelude::*;
-use strata_codec::{
-    Algorithm, CompressionSpec, ElementKind, Filter, MAX_FILTERS, compress_block, decompress_block,
-};
+use strata_codec::{Algorithm, CompressionSpec, ElementKind, Filter, MAX_FILTERS, compress_block, decompress_block};
 
 use super::bounds::BlockBounds;
 use crate::durable::{AtomicFile, Durability, open_rw, sync_parent};
@@ -99,47 +97,24 @@ impl CompressedHeader {
         }
         let version = u16::from_le_bytes([h[8], h[9]]);
         if version != VERSION {
-            return Err(corrupt(
-                path,
-                format!("format version {version}, this build reads {VERSION}"),
-            ));
+            return Err(corrupt(path, format!("format version {version}, this build reads {VERSION}")));
         }
-        let ty = ColumnType::from_code(h[10])
-            .ok_or_else(|| corrupt(path, format!("unknown type code {}", h[10])))?;
-        let attribute = Attribute::from_code(h[11])
-            .ok_or_else(|| corrupt(path, format!("unknown attribute code {}", h[11])))?;
-        let algorithm = Algorithm::from_code(h[12])
-            .ok_or_else(|| corrupt(path, format!("unknown algorithm code {}", h[12])))?;
+        let ty = ColumnType::from_code(h[10]).ok_or_else(|| corrupt(path, format!("unknown type code {}", h[10])))?;
+        let attribute =
+            Attribute::from_code(h[11]).ok_or_else(|| corrupt(path, format!("unknown attribute code {}", h[11])))?;
+        let algorithm =
+            Algorithm::from_code(h[12]).ok_or_else(|| corrupt(path, format!("unknown algorithm code {}", h[12])))?;
         let nfilters = h[15] as usize;
         if nfilters > MAX_FILTERS {
-            return Err(corrupt(
-                path,
-                format!("{nfilters} filters, at most {MAX_FILTERS} are possible"),
-            ));
+            return Err(corrupt(path, format!("{nfilters} filters, at most {MAX_FILTERS} are possible")));
         }
         let filters = h[16..16 + nfilters]
             .iter()
-            .map(|&c| {
-                Filter::from_code(c)
-                    .ok_or_else(|| corrupt(path, format!("unknown filter code {c}")))
-            })
+            .map(|&c| Filter::from_code(c).ok_or_else(|| corrupt(path, format!("unknown filter code {c}"))))
             .collect::<Result<Vec<_>>>()?;
-        let spec = CompressionSpec {
-            filters,
-            algorithm,
-            level: h[13] as i8 as i32,
-            lbs: h[14],
-        };
-        spec.check_ranges().map_err(|source| StoreError::Codec {
-            path: path.to_path_buf(),
-            block: None,
-            source,
-        })?;
-        Ok(CompressedHeader {
-            ty,
-            attribute,
-            spec,
-        })
+        let spec = CompressionSpec { filters, algorithm, level: h[13] as i8 as i32, lbs: h[14] };
+        spec.check_ranges().map_err(|source| StoreError::Codec { path: path.to_path_buf(), block: None, source })?;
+        Ok(CompressedHeader { ty, attribute, spec })
     }
 }
 
@@ -211,8 +186,7 @@ fn decode_index(kind: ElementKind, bytes: &[u8]) -> Vec<BlockEntry> {
                 raw_len: u32_at(12),
                 crc: u32_at(16),
                 raw: e[20] & FLAG_RAW != 0,
-                bounds: (e[20] & 2 != 0)
-                    .then(|| BlockBounds::decode(kind, e[24..40].try_into().expect("16"))),
+                bounds: (e[20] & 2 != 0).then(|| BlockBounds::decode(kind, e[24..40].try_into().expect("16"))),
             }
         })
         .collect()
@@ -237,11 +211,7 @@ fn encode_blocks(
                 Some(packed) => (packed, false),
                 None => (chunk.to_vec(), true),
             };
-            let bounds = if ty.has_block_bounds() {
-                BlockBounds::of(kind, chunk)
-            } else {
-                None
-            };
+            let bounds = if ty.has_block_bounds() { BlockBounds::of(kind, chunk) } else { None };
             let entry = BlockEntry {
                 offset: 0,
                 stored_len: bytes.len() as u32,
@@ -256,11 +226,7 @@ fn encode_blocks(
 }
 
 fn codec_error(path: &Path, source: strata_codec::CodecError) -> StoreError {
-    StoreError::Codec {
-        path: path.to_path_buf(),
-        block: None,
-        source,
-    }
+    StoreError::Codec { path: path.to_path_buf(), block: None, source }
 }
 
 /// Writes `raw` values of `ty` as a compressed column file with `spec`, atomically.
@@ -273,24 +239,16 @@ pub fn write_compressed(
     raw: &[u8],
     durability: Durability,
 ) -> Result<()> {
-    spec.check_suitable(ty.element_kind())
-        .map_err(|e| codec_error(path, e))?;
+    spec.check_suitable(ty.element_kind()).map_err(|e| codec_error(path, e))?;
     let blocks = encode_blocks(ty, spec, raw).map_err(|e| codec_error(path, e))?;
-    let header = CompressedHeader {
-        ty,
-        attribute,
-        spec: spec.clone(),
-    };
+    let header = CompressedHeader { ty, attribute, spec: spec.clone() };
     let mut file = AtomicFile::create(path, durability)?;
     file.write_all(&header.encode())?;
     let mut offset = HEADER_LEN as u64;
     let mut entries = Vec::with_capacity(blocks.len());
     for block in blocks {
         file.write_all(&block.bytes)?;
-        entries.push(BlockEntry {
-            offset,
-            ..block.entry
-        });
+        entries.push(BlockEntry { offset, ..block.entry });
         offset += block.bytes.len() as u64;
     }
     let index = encode_index(&entries);
@@ -333,10 +291,7 @@ impl CompressedColumn {
     fn from_file(path: &Path, file: File) -> Result<CompressedColumn> {
         let len = file.metadata().at(path)?.len();
         if len < (HEADER_LEN + TRAILER_LEN) as u64 {
-            return Err(corrupt(
-                path,
-                format!("file is {len} bytes, too short for a compressed column"),
-            ));
+            return Err(corrupt(path, format!("file is {len} bytes, too short for a compressed column")));
         }
         let mut h = [0u8; HEADER_LEN];
         file.read_exact_at(&mut h, 0).at(path)?;
@@ -377,8 +332,7 @@ impl CompressedColumn {
         for (i, e) in self.entries.iter().enumerate() {
             let last = i + 1 == self.entries.len();
             let full = e.raw_len as u64 == block_bytes;
-            let inside = e.offset >= HEADER_LEN as u64
-                && e.offset + e.stored_len as u64 <= self.trailer.index_offset;
+            let inside = e.offset >= HEADER_LEN as u64 && e.offset + e.stored_len as u64 <= self.trailer.index_offset;
             if !(full || last && e.raw_len as u64 <= block_bytes && e.raw_len > 0) || !inside {
                 return Err(corrupt(
                     &self.path,
@@ -393,10 +347,7 @@ impl CompressedColumn {
         if total != self.trailer.raw_bytes {
             return Err(corrupt(
                 &self.path,
-                format!(
-                    "blocks hold {total} raw bytes, the trailer says {}",
-                    self.trailer.raw_bytes
-                ),
+                format!("blocks hold {total} raw bytes, the trailer says {}", self.trailer.raw_bytes),
             ));
         }
         Ok(())
@@ -436,43 +387,23 @@ impl CompressedColumn {
     pub fn decode_block(&self, i: usize) -> Result<Vec<u8>> {
         let e = self.entries[i];
         let mut stored = vec![0u8; e.stored_len as usize];
-        self.file
-            .read_exact_at(&mut stored, e.offset)
-            .at(&self.path)?;
+        self.file.read_exact_at(&mut stored, e.offset).at(&self.path)?;
         let computed = crc32c::crc32c(&stored);
         if computed != e.crc {
-            return Err(StoreError::Checksum {
-                path: self.path.clone(),
-                block: i,
-                stored: e.crc,
-                computed,
-            });
+            return Err(StoreError::Checksum { path: self.path.clone(), block: i, stored: e.crc, computed });
         }
         self.blocks_decoded.fetch_add(1, Ordering::Relaxed);
         if e.raw {
             return Ok(stored);
         }
-        decompress_block(
-            &self.header.spec,
-            self.header.ty.element_kind(),
-            &stored,
-            e.raw_len as usize,
-        )
-        .map_err(|source| StoreError::Codec {
-            path: self.path.clone(),
-            block: Some(i),
-            source,
-        })
+        decompress_block(&self.header.spec, self.header.ty.element_kind(), &stored, e.raw_len as usize)
+            .map_err(|source| StoreError::Codec { path: self.path.clone(), block: Some(i), source })
     }
 
     /// Values `start..end` as raw bytes, decoding only the blocks they lie in (in
     /// parallel when there are several).
     pub fn values(&self, start: usize, end: usize) -> Result<Buffer> {
-        assert!(
-            start <= end && end as u64 <= self.trailer.count,
-            "rows {start}..{end} of {}",
-            self.trailer.count
-        );
+        assert!(start <= end && end as u64 <= self.trailer.count, "rows {start}..{end} of {}", self.trailer.count);
         let w = self.header.ty.width();
         let mut out = MutableBuffer::with_capacity((end - start) * w);
         if start == end {
@@ -480,10 +411,8 @@ impl CompressedColumn {
         }
         let per_block = self.rows_per_block();
         let (first, last) = (start / per_block, (end - 1) / per_block);
-        let decoded: Vec<Vec<u8>> = (first..=last)
-            .into_par_iter()
-            .map(|b| self.decode_block(b))
-            .collect::<Result<_>>()?;
+        let decoded: Vec<Vec<u8>> =
+            (first..=last).into_par_iter().map(|b| self.decode_block(b)).collect::<Result<_>>()?;
         for (b, bytes) in (first..=last).zip(decoded) {
             let block_start = b * per_block;
             let lo = start.max(block_start) - block_start;
@@ -502,9 +431,7 @@ fn read_tail(file: &File, end: u64) -> Option<(Trailer, u64, Vec<u8>)> {
     file.read_exact_at(&mut t, trailer_at).ok()?;
     let trailer = Trailer::decode(&t)?;
     let index_len = trailer.nblocks.checked_mul(ENTRY_LEN as u64)?;
-    if trailer.index_offset.checked_add(index_len)? != trailer_at
-        || trailer.index_offset < HEADER_LEN as u64
-    {
+    if trailer.index_offset.checked_add(index_len)? != trailer_at || trailer.index_offset < HEADER_LEN as u64 {
         return None;
     }
     let mut index = vec![0u8; index_len as usize];
@@ -526,10 +453,7 @@ fn find_last_tail(path: &Path, file: &File, len: u64) -> Result<(Trailer, u64, V
         }
         end -= 1;
     }
-    Err(corrupt(
-        path,
-        "no valid trailer and block index: the file is truncated or corrupt",
-    ))
+    Err(corrupt(path, "no valid trailer and block index: the file is truncated or corrupt"))
 }
 
 /// Appends raw values to a compressed column file. The last partial block is decoded
@@ -560,10 +484,7 @@ pub fn append_compressed(path: &Path, raw: &[u8], durability: Durability) -> Res
     let mut offset = column.valid_len;
     let mut bytes = Vec::new();
     for block in blocks {
-        entries.push(BlockEntry {
-            offset: offset + bytes.len() as u64,
-            ..block.entry
-        });
+        entries.push(BlockEntry { offset: offset + bytes.len() as u64, ..block.entry });
         bytes.extend_from_slice(&block.bytes);
     }
     let index = encode_index(&entries);

@@ -33,21 +33,14 @@ impl ColumnFile {
     pub fn open(path: &Path) -> Result<ColumnFile> {
         let mut magic = [0u8; 8];
         let mut file = File::open(path).at(path)?;
-        file.read_exact(&mut magic).map_err(|_| {
-            corrupt(
-                path,
-                "file is shorter than the 8-byte magic: not a column file",
-            )
-        })?;
+        file.read_exact(&mut magic)
+            .map_err(|_| corrupt(path, "file is shorter than the 8-byte magic: not a column file"))?;
         match &magic {
             m if m == PLAIN_MAGIC => Ok(ColumnFile::Plain(PlainColumn::open(path)?)),
             m if m == COMPRESSED_MAGIC => Ok(ColumnFile::Compressed(CompressedColumn::open(path)?)),
             other => Err(corrupt(
                 path,
-                format!(
-                    "unknown magic {:?}: expected a Strata column file",
-                    String::from_utf8_lossy(other)
-                ),
+                format!("unknown magic {:?}: expected a Strata column file", String::from_utf8_lossy(other)),
             )),
         }
     }
@@ -108,9 +101,7 @@ impl ColumnFile {
         let ty = self.ty();
         let (stored_bytes, spec, blocks) = match self {
             ColumnFile::Plain(p) => (p.stored_bytes(), CompressionSpec::none(), 0),
-            ColumnFile::Compressed(c) => {
-                (c.stored_bytes(), c.header().spec.clone(), c.blocks().len())
-            }
+            ColumnFile::Compressed(c) => (c.stored_bytes(), c.header().spec.clone(), c.blocks().len()),
         };
         FileStats {
             path: path.to_path_buf(),
@@ -146,11 +137,7 @@ pub struct FileStats {
 impl FileStats {
     /// Raw bytes per stored byte: above 1 means the encoding saves space.
     pub fn ratio(&self) -> f64 {
-        if self.stored_bytes == 0 {
-            0.0
-        } else {
-            self.raw_bytes as f64 / self.stored_bytes as f64
-        }
+        if self.stored_bytes == 0 { 0.0 } else { self.raw_bytes as f64 / self.stored_bytes as f64 }
     }
 
     /// The algorithm (kdb+'s number via [`Algorithm::code`]).
@@ -193,11 +180,7 @@ pub fn append_column_file(path: &Path, values: &[u8], durability: Durability) ->
 /// Re-encodes a column file with `spec` (plain to compressed, compressed to another
 /// spec, or back to plain with `none`), atomically: the old file stays until the new
 /// one is complete. Returns the stats of the new file.
-pub fn convert_column_file(
-    path: &Path,
-    spec: &CompressionSpec,
-    durability: Durability,
-) -> Result<FileStats> {
+pub fn convert_column_file(path: &Path, spec: &CompressionSpec, durability: Durability) -> Result<FileStats> {
     let file = ColumnFile::open(path)?;
     let (ty, attribute) = (file.ty(), file.attribute());
     let values = file.all_values()?;

@@ -59,13 +59,7 @@ impl PlainHeader {
 
     fn decode(path: &Path, h: &[u8]) -> Result<PlainHeader> {
         if h.len() < HEADER_LEN {
-            return Err(corrupt(
-                path,
-                format!(
-                    "plain column header is {} bytes, expected {HEADER_LEN}",
-                    h.len()
-                ),
-            ));
+            return Err(corrupt(path, format!("plain column header is {} bytes, expected {HEADER_LEN}", h.len())));
         }
         if &h[0..8] != PLAIN_MAGIC {
             return Err(corrupt(path, "not a plain column file (bad magic)"));
@@ -73,30 +67,18 @@ impl PlainHeader {
         let stored = u32::from_le_bytes(h[28..32].try_into().expect("4 bytes"));
         let computed = crc32c::crc32c(&h[0..28]);
         if stored != computed {
-            return Err(corrupt(
-                path,
-                format!("header checksum {stored:#010x} does not match {computed:#010x}"),
-            ));
+            return Err(corrupt(path, format!("header checksum {stored:#010x} does not match {computed:#010x}")));
         }
         let version = u16::from_le_bytes([h[8], h[9]]);
         if version != VERSION {
-            return Err(corrupt(
-                path,
-                format!("format version {version}, this build reads {VERSION}"),
-            ));
+            return Err(corrupt(path, format!("format version {version}, this build reads {VERSION}")));
         }
-        let ty = ColumnType::from_code(h[10])
-            .ok_or_else(|| corrupt(path, format!("unknown type code {}", h[10])))?;
-        let attribute = Attribute::from_code(h[11])
-            .ok_or_else(|| corrupt(path, format!("unknown attribute code {}", h[11])))?;
+        let ty = ColumnType::from_code(h[10]).ok_or_else(|| corrupt(path, format!("unknown type code {}", h[10])))?;
+        let attribute =
+            Attribute::from_code(h[11]).ok_or_else(|| corrupt(path, format!("unknown attribute code {}", h[11])))?;
         let count = u64::from_le_bytes(h[16..24].try_into().expect("8 bytes"));
         let values_crc = u32::from_le_bytes(h[24..28].try_into().expect("4 bytes"));
-        Ok(PlainHeader {
-            ty,
-            attribute,
-            count,
-            values_crc,
-        })
+        Ok(PlainHeader { ty, attribute, count, values_crc })
     }
 }
 
@@ -109,12 +91,8 @@ pub fn write_plain(
     durability: Durability,
 ) -> Result<()> {
     debug_assert_eq!(values.len() % ty.width(), 0);
-    let header = PlainHeader {
-        ty,
-        attribute,
-        count: (values.len() / ty.width()) as u64,
-        values_crc: crc32c::crc32c(values),
-    };
+    let header =
+        PlainHeader { ty, attribute, count: (values.len() / ty.width()) as u64, values_crc: crc32c::crc32c(values) };
     let mut file = AtomicFile::create(path, durability)?;
     file.write_all(&header.encode())?;
     file.write_all(values)?;
@@ -157,10 +135,7 @@ fn read_header(path: &Path, file: &File) -> Result<PlainHeader> {
     let mut h = [0u8; HEADER_LEN];
     let len = file.metadata().at(path)?.len();
     if len < HEADER_LEN as u64 {
-        return Err(corrupt(
-            path,
-            format!("file is {len} bytes, shorter than the {HEADER_LEN}-byte header"),
-        ));
+        return Err(corrupt(path, format!("file is {len} bytes, shorter than the {HEADER_LEN}-byte header")));
     }
     file.read_exact_at(&mut h, 0).at(path)?;
     PlainHeader::decode(path, &h)
@@ -182,10 +157,7 @@ impl PlainColumn {
     pub fn open(path: &Path) -> Result<PlainColumn> {
         let file = File::open(path).at(path)?;
         let header = read_header(path, &file)?;
-        let needed = header
-            .count
-            .checked_mul(header.ty.width() as u64)
-            .and_then(|b| b.checked_add(HEADER_LEN as u64));
+        let needed = header.count.checked_mul(header.ty.width() as u64).and_then(|b| b.checked_add(HEADER_LEN as u64));
         let len = file.metadata().at(path)?.len();
         match needed {
             Some(n) if n <= len => {}
@@ -202,11 +174,7 @@ impl PlainColumn {
         // SAFETY: the file is mapped read-only; Strata never truncates a sealed column
         // file in place (rewrites go to a new file and rename over it).
         let map = unsafe { memmap2::Mmap::map(&file) }.at(path)?;
-        Ok(PlainColumn {
-            path: path.to_path_buf(),
-            header,
-            map: Arc::new(map),
-        })
+        Ok(PlainColumn { path: path.to_path_buf(), header, map: Arc::new(map) })
     }
 
     /// The header.
@@ -222,18 +190,13 @@ impl PlainColumn {
     /// Values `start..end` as an Arrow buffer over the mapping: no copy.
     pub fn values(&self, start: usize, end: usize) -> Buffer {
         let w = self.header.ty.width();
-        assert!(
-            start <= end && end as u64 <= self.header.count,
-            "rows {start}..{end} of {}",
-            self.header.count
-        );
+        assert!(start <= end && end as u64 <= self.header.count, "rows {start}..{end} of {}", self.header.count);
         let offset = HEADER_LEN + start * w;
         let len = (end - start) * w;
         // SAFETY: offset + len lies within the mapping (checked in `open` and above), and
         // the Arc<Mmap> owner keeps the mapping alive as long as the buffer.
         unsafe {
-            let ptr = NonNull::new(self.map.as_ptr().add(offset) as *mut u8)
-                .expect("mapping is non-null");
+            let ptr = NonNull::new(self.map.as_ptr().add(offset) as *mut u8).expect("mapping is non-null");
             Buffer::from_custom_allocation(ptr, len, self.map.clone())
         }
     }

@@ -22,17 +22,13 @@ fn sample(ty: ColumnType, n: usize, seed: u64) -> Vec<u8> {
             ColumnType::Boolean => out.push((noise % 2) as u8),
             ColumnType::Byte | ColumnType::Char => out.push(b'A' + (noise % 4) as u8),
             ColumnType::Short => out.extend_from_slice(&((i / 7 + noise) as i16).to_le_bytes()),
-            ColumnType::Real => out.extend_from_slice(
-                &((100.0 + (i % 50) as f32 * 0.25) + noise as f32).to_le_bytes(),
-            ),
-            ColumnType::Float => out.extend_from_slice(
-                &(100.0 + (i / 3) as f64 * 0.01 + noise as f64 * 0.01).to_le_bytes(),
-            ),
+            ColumnType::Real => out.extend_from_slice(&((100.0 + (i % 50) as f32 * 0.25) + noise as f32).to_le_bytes()),
+            ColumnType::Float => {
+                out.extend_from_slice(&(100.0 + (i / 3) as f64 * 0.01 + noise as f64 * 0.01).to_le_bytes())
+            }
             ColumnType::Symbol => out.extend_from_slice(&((i / 100 % 40) as u32).to_le_bytes()),
             _ if ty.width() == 4 => out.extend_from_slice(&((i * 3 + noise) as i32).to_le_bytes()),
-            _ => {
-                out.extend_from_slice(&(1_700_000_000_000_000_000 + i * 1000 + noise).to_le_bytes())
-            }
+            _ => out.extend_from_slice(&(1_700_000_000_000_000_000 + i * 1000 + noise).to_le_bytes()),
         }
     }
     out
@@ -42,25 +38,14 @@ fn specs_for(ty: ColumnType, lbs: u8) -> Vec<CompressionSpec> {
     let mut specs = Vec::new();
     for algorithm in Algorithm::ALL {
         for level in [*algorithm.levels().start(), *algorithm.levels().end()] {
-            let spec = CompressionSpec {
-                filters: vec![],
-                algorithm,
-                level,
-                lbs,
-            };
+            let spec = CompressionSpec { filters: vec![], algorithm, level, lbs };
             if spec.check_suitable(ty.element_kind()).is_ok() {
                 specs.push(spec);
             }
         }
     }
-    for chain in [
-        "delta+zstd:1",
-        "dod+shuffle+lz4hc:0",
-        "xor+zstd:1",
-        "shuffle+gzip:1",
-        "delta+pco:4",
-        "shuffle+none",
-    ] {
+    for chain in ["delta+zstd:1", "dod+shuffle+lz4hc:0", "xor+zstd:1", "shuffle+gzip:1", "delta+pco:4", "shuffle+none"]
+    {
         let mut spec: CompressionSpec = chain.parse().unwrap();
         spec.lbs = lbs;
         if spec.check_suitable(ty.element_kind()).is_ok() {
@@ -80,19 +65,10 @@ fn every_type_algorithm_lbs_and_level_edge_round_trips() {
         for lbs in [12, 16, 20] {
             for spec in specs_for(ty, lbs) {
                 let path = dir.path().join(format!("{ty}"));
-                write_column_file(&path, ty, Attribute::None, &spec, &raw, Durability::Rename)
-                    .unwrap();
+                write_column_file(&path, ty, Attribute::None, &spec, &raw, Durability::Rename).unwrap();
                 let file = ColumnFile::open(&path).unwrap();
-                assert_eq!(
-                    (file.ty(), file.len(), file.spec().to_string()),
-                    (ty, n, spec.to_string()),
-                    "{ty} {spec}"
-                );
-                assert_eq!(
-                    file.all_values().unwrap().as_slice(),
-                    &raw[..],
-                    "{ty} {spec}"
-                );
+                assert_eq!((file.ty(), file.len(), file.spec().to_string()), (ty, n, spec.to_string()), "{ty} {spec}");
+                assert_eq!(file.all_values().unwrap().as_slice(), &raw[..], "{ty} {spec}");
             }
         }
     }
@@ -152,15 +128,7 @@ fn appends_extend_both_kinds_and_keep_the_encoding() {
         let all = sample(ColumnType::Long, 3000, 3);
         let cut1 = 700 * 8;
         let cut2 = 2500 * 8;
-        write_column_file(
-            &path,
-            ColumnType::Long,
-            Attribute::None,
-            &spec,
-            &all[..cut1],
-            Durability::Fsync,
-        )
-        .unwrap();
+        write_column_file(&path, ColumnType::Long, Attribute::None, &spec, &all[..cut1], Durability::Fsync).unwrap();
         append_column_file(&path, &all[cut1..cut2], Durability::Fsync).unwrap();
         append_column_file(&path, &[], Durability::Fsync).unwrap();
         append_column_file(&path, &all[cut2..], Durability::Rename).unwrap();
@@ -180,25 +148,10 @@ fn appending_to_an_empty_compressed_file_works() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("c");
     let spec: CompressionSpec = "lz4hc:1@12".parse().unwrap();
-    write_column_file(
-        &path,
-        ColumnType::Int,
-        Attribute::None,
-        &spec,
-        &[],
-        Durability::Rename,
-    )
-    .unwrap();
+    write_column_file(&path, ColumnType::Int, Attribute::None, &spec, &[], Durability::Rename).unwrap();
     let raw = sample(ColumnType::Int, 5000, 1);
     append_column_file(&path, &raw, Durability::Rename).unwrap();
-    assert_eq!(
-        ColumnFile::open(&path)
-            .unwrap()
-            .all_values()
-            .unwrap()
-            .as_slice(),
-        &raw[..]
-    );
+    assert_eq!(ColumnFile::open(&path).unwrap().all_values().unwrap().as_slice(), &raw[..]);
 }
 
 #[test]
@@ -206,23 +159,9 @@ fn converts_in_every_direction() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("size");
     let raw = sample(ColumnType::Int, 40_000, 9);
-    write_column_file(
-        &path,
-        ColumnType::Int,
-        Attribute::Sorted,
-        &CompressionSpec::none(),
-        &raw,
-        Durability::Rename,
-    )
-    .unwrap();
-    for spec in [
-        "gzip:9",
-        "shuffle+zstd:-7@14",
-        "snappy",
-        "none",
-        "none",
-        "pco:12",
-    ] {
+    write_column_file(&path, ColumnType::Int, Attribute::Sorted, &CompressionSpec::none(), &raw, Durability::Rename)
+        .unwrap();
+    for spec in ["gzip:9", "shuffle+zstd:-7@14", "snappy", "none", "none", "pco:12"] {
         let spec: CompressionSpec = spec.parse().unwrap();
         let stats = convert_column_file(&path, &spec, Durability::Fsync).unwrap();
         assert_eq!(stats.spec, spec);
@@ -251,26 +190,15 @@ fn a_flipped_byte_in_a_block_fails_its_checksum() {
     )
     .unwrap();
     let block2 = CompressedColumn::open(&path).unwrap().blocks()[2];
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(&path)
-        .unwrap();
+    let f = std::fs::OpenOptions::new().read(true).write(true).open(&path).unwrap();
     let mut byte = [0u8; 1];
     f.read_exact_at(&mut byte, block2.offset + 3).unwrap();
-    f.write_all_at(&[byte[0] ^ 0x40], block2.offset + 3)
-        .unwrap();
+    f.write_all_at(&[byte[0] ^ 0x40], block2.offset + 3).unwrap();
     let column = CompressedColumn::open(&path).unwrap();
     column.values(0, 1024).unwrap(); // blocks 0 and 1 are intact
     let err = column.values(0, 4000).unwrap_err();
-    assert!(
-        matches!(err, StoreError::Checksum { block: 2, .. }),
-        "{err}"
-    );
-    assert!(
-        err.to_string().contains("block 2") && err.to_string().contains(path.to_str().unwrap()),
-        "{err}"
-    );
+    assert!(matches!(err, StoreError::Checksum { block: 2, .. }), "{err}");
+    assert!(err.to_string().contains("block 2") && err.to_string().contains(path.to_str().unwrap()), "{err}");
 }
 
 #[test]
@@ -278,20 +206,11 @@ fn a_flipped_byte_in_a_plain_file_fails_verification() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("p");
     let raw = sample(ColumnType::Long, 100, 5);
-    write_column_file(
-        &path,
-        ColumnType::Long,
-        Attribute::None,
-        &CompressionSpec::none(),
-        &raw,
-        Durability::Rename,
-    )
-    .unwrap();
+    write_column_file(&path, ColumnType::Long, Attribute::None, &CompressionSpec::none(), &raw, Durability::Rename)
+        .unwrap();
     let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
     f.write_all_at(&[0xff], 64 + 17).unwrap();
-    let ColumnFile::Plain(p) = ColumnFile::open(&path).unwrap() else {
-        panic!("plain")
-    };
+    let ColumnFile::Plain(p) = ColumnFile::open(&path).unwrap() else { panic!("plain") };
     assert!(p.verify().unwrap_err().to_string().contains("checksum"));
 }
 
@@ -301,52 +220,27 @@ fn truncated_and_foreign_files_are_clear_errors() {
     let raw = sample(ColumnType::Long, 3000, 5);
     for spec in ["none", "zstd:1@12"] {
         let path = dir.path().join("t");
-        write_column_file(
-            &path,
-            ColumnType::Long,
-            Attribute::None,
-            &spec.parse().unwrap(),
-            &raw,
-            Durability::Rename,
-        )
-        .unwrap();
+        write_column_file(&path, ColumnType::Long, Attribute::None, &spec.parse().unwrap(), &raw, Durability::Rename)
+            .unwrap();
         let len = std::fs::metadata(&path).unwrap().len();
         for cut in [0, 5, 63, 100, len - 1] {
             let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
             f.set_len(cut).unwrap();
-            let err = ColumnFile::open(&path)
-                .and_then(|f| f.all_values().map(|_| ()))
-                .unwrap_err();
-            assert!(
-                err.to_string().starts_with(path.to_str().unwrap()),
-                "{spec} cut {cut}: {err}"
-            );
+            let err = ColumnFile::open(&path).and_then(|f| f.all_values().map(|_| ())).unwrap_err();
+            assert!(err.to_string().starts_with(path.to_str().unwrap()), "{spec} cut {cut}: {err}");
         }
     }
     let path = dir.path().join("foreign");
     std::fs::write(&path, b"kxzipped and more bytes").unwrap();
-    assert!(
-        ColumnFile::open(&path)
-            .err()
-            .unwrap()
-            .to_string()
-            .contains("unknown magic")
-    );
+    assert!(ColumnFile::open(&path).err().unwrap().to_string().contains("unknown magic"));
 }
 
 #[test]
 fn unknown_type_codes_are_reported() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("u");
-    write_column_file(
-        &path,
-        ColumnType::Long,
-        Attribute::None,
-        &CompressionSpec::none(),
-        &[0; 8],
-        Durability::Rename,
-    )
-    .unwrap();
+    write_column_file(&path, ColumnType::Long, Attribute::None, &CompressionSpec::none(), &[0; 8], Durability::Rename)
+        .unwrap();
     let mut bytes = std::fs::read(&path).unwrap();
     bytes[10] = 99;
     let crc = crc32c::crc32c(&bytes[0..28]);
@@ -362,15 +256,7 @@ fn a_torn_append_leaves_the_previous_column() {
     let path = dir.path().join("c");
     let raw = sample(ColumnType::Long, 2000, 2);
     let spec: CompressionSpec = "delta+zstd:1@12".parse().unwrap();
-    write_column_file(
-        &path,
-        ColumnType::Long,
-        Attribute::None,
-        &spec,
-        &raw[..8000],
-        Durability::Rename,
-    )
-    .unwrap();
+    write_column_file(&path, ColumnType::Long, Attribute::None, &spec, &raw[..8000], Durability::Rename).unwrap();
     let before = std::fs::metadata(&path).unwrap().len();
     append_column_file(&path, &raw[8000..], Durability::Rename).unwrap();
     let after = std::fs::metadata(&path).unwrap().len();
@@ -378,28 +264,12 @@ fn a_torn_append_leaves_the_previous_column() {
     for cut in [before + 1, (before + after) / 2, after - 1] {
         let torn = dir.path().join("torn");
         std::fs::copy(&path, &torn).unwrap();
-        std::fs::OpenOptions::new()
-            .write(true)
-            .open(&torn)
-            .unwrap()
-            .set_len(cut)
-            .unwrap();
+        std::fs::OpenOptions::new().write(true).open(&torn).unwrap().set_len(cut).unwrap();
         let file = ColumnFile::open(&torn).unwrap();
-        assert_eq!(
-            file.all_values().unwrap().as_slice(),
-            &raw[..8000],
-            "cut at {cut}"
-        );
+        assert_eq!(file.all_values().unwrap().as_slice(), &raw[..8000], "cut at {cut}");
         // The next append starts from the last good state.
         append_column_file(&torn, &raw[8000..], Durability::Rename).unwrap();
-        assert_eq!(
-            ColumnFile::open(&torn)
-                .unwrap()
-                .all_values()
-                .unwrap()
-                .as_slice(),
-            &raw[..]
-        );
+        assert_eq!(ColumnFile::open(&torn).unwrap().all_values().unwrap().as_slice(), &raw[..]);
     }
 }
 
@@ -408,30 +278,13 @@ fn plain_values_are_mapped_not_copied() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("m");
     let raw = sample(ColumnType::Long, 1000, 2);
-    write_column_file(
-        &path,
-        ColumnType::Long,
-        Attribute::None,
-        &CompressionSpec::none(),
-        &raw,
-        Durability::Rename,
-    )
-    .unwrap();
-    let ColumnFile::Plain(p) = ColumnFile::open(&path).unwrap() else {
-        panic!("plain")
-    };
+    write_column_file(&path, ColumnType::Long, Attribute::None, &CompressionSpec::none(), &raw, Durability::Rename)
+        .unwrap();
+    let ColumnFile::Plain(p) = ColumnFile::open(&path).unwrap() else { panic!("plain") };
     let a = p.values(0, 1000);
     let b = p.values(10, 20);
-    assert_eq!(
-        b.as_ptr() as usize - a.as_ptr() as usize,
-        80,
-        "both views share one mapping"
-    );
-    assert_eq!(
-        a.as_ptr() as usize % 64,
-        0,
-        "values are 64-byte aligned for Arrow"
-    );
+    assert_eq!(b.as_ptr() as usize - a.as_ptr() as usize, 80, "both views share one mapping");
+    assert_eq!(a.as_ptr() as usize % 64, 0, "values are 64-byte aligned for Arrow");
     let typed: &[i64] = a.typed_data();
     assert_eq!(typed.len(), 1000);
 }
@@ -454,10 +307,7 @@ fn stats_report_like_kdb() {
     assert_eq!(stats.raw_bytes, 800_000);
     assert_eq!(stats.stored_bytes, std::fs::metadata(&path).unwrap().len());
     assert_eq!(stats.spec.filters, vec![Filter::Delta]);
-    assert_eq!(
-        (stats.algorithm().code(), stats.spec.level, stats.spec.lbs),
-        (5, 1, 17)
-    );
+    assert_eq!((stats.algorithm().code(), stats.spec.level, stats.spec.lbs), (5, 1, 17));
     assert_eq!(stats.blocks, 7);
     assert!(stats.ratio() > 3.0, "{}", stats.ratio());
 }
