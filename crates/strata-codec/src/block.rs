@@ -53,7 +53,7 @@ pub fn decompress_block(
     packed: &[u8],
     raw_len: usize,
 ) -> Result<Vec<u8>, CodecError> {
-    if raw_len % kind.width != 0 {
+    if !raw_len.is_multiple_of(kind.width) {
         return Err(CodecError::Corrupt {
             algorithm: spec.algorithm.name(),
             detail: format!("block length {raw_len} is not a whole number of {}-byte elements", kind.width),

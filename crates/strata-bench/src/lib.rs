@@ -1,0 +1,15 @@
+//! Strata's user-facing benchmarks, run as `strata bench ...`.
+//!
+//! Each benchmark is a library function returning a [`report::Report`]; the CLI only
+//! parses arguments and decides whether the report goes to the terminal, CSV or HTML.
+//! Sample data is generated here, deterministically from a seed, so runs on two
+//! machines measure the same bytes.
+
+pub mod codecs;
+pub mod data;
+pub mod report;
+pub mod rng;
+pub mod table_write;
+
+pub use codecs::{CodecBenchError, CodecBenchOptions};
+pub use report::Report;
