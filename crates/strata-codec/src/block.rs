@@ -12,6 +12,10 @@ use crate::{CodecError, qipc};
 /// have passed [`CompressionSpec::check_suitable`] for `kind`.
 pub fn compress_block(spec: &CompressionSpec, kind: ElementKind, raw: &[u8]) -> Result<Option<Vec<u8>>, CodecError> {
     debug_assert_eq!(raw.len() % kind.width, 0, "a block holds whole elements");
+    // Nothing to compress; some codecs (LZ4HC's optimal parser) misread empty input.
+    if raw.is_empty() {
+        return Ok(None);
+    }
     let mut filtered = raw.to_vec();
     for filter in &spec.filters {
         filter.encode(kind, &mut filtered);
@@ -81,7 +85,7 @@ pub fn decompress_block(
                 .map_err(|e| corrupt("zstd", e))?;
             out
         }
-        Algorithm::Pco => pco_decompress(packed, kind)?,
+        Algorithm::Pco => pco_decompress(packed, kind, raw_len)?,
     };
     if raw.len() != raw_len {
         return Err(length_mismatch(spec.algorithm.name(), raw.len(), raw_len));
@@ -172,9 +176,18 @@ fn pco_compress(raw: &[u8], kind: ElementKind, level: i32) -> Result<Vec<u8>, Co
     })
 }
 
-fn pco_decompress(packed: &[u8], kind: ElementKind) -> Result<Vec<u8>, CodecError> {
+/// Decodes into a buffer of exactly `raw_len` bytes: pcodec trusts the count in its
+/// stream, so a corrupt count must not decide how much memory is reserved.
+fn pco_decompress(packed: &[u8], kind: ElementKind, raw_len: usize) -> Result<Vec<u8>, CodecError> {
     with_pco_type!(kind, T, {
-        let values: Vec<T> = pco::standalone::simple_decompress(packed).map_err(|e| corrupt("pco", e))?;
+        let mut values: Vec<T> = vec![T::default(); raw_len / kind.width];
+        let progress = pco::standalone::simple_decompress_into(packed, &mut values).map_err(|e| corrupt("pco", e))?;
+        if !progress.finished || progress.n_processed != values.len() {
+            return Err(corrupt(
+                "pco",
+                format!("stream holds other than the {} values the block should have", values.len()),
+            ));
+        }
         Ok(values.iter().flat_map(|v| v.to_le_bytes()).collect())
     })
 }
@@ -214,6 +227,28 @@ mod tests {
             let truncated = &packed[..packed.len() / 2];
             assert!(decompress_block(&spec, kind, truncated, raw.len()).is_err(), "{spec} accepted a truncated block");
             assert!(decompress_block(&spec, kind, &packed, raw.len() + 8).is_err(), "{spec} accepted a wrong length");
+        }
+    }
+
+    #[test]
+    fn empty_blocks_are_stored_raw_for_every_codec() {
+        for algorithm in Algorithm::ALL {
+            let spec = CompressionSpec { filters: vec![], algorithm, level: *algorithm.levels().end(), lbs: 12 };
+            assert_eq!(compress_block(&spec, ElementKind::new(4, NumericClass::Float), &[]).unwrap(), None, "{spec}");
+        }
+    }
+
+    #[test]
+    fn a_corrupt_pco_count_cannot_reserve_memory() {
+        let kind = ElementKind::new(4, NumericClass::Float);
+        let raw: Vec<u8> = (0..200).flat_map(|i| (i as f32 * 0.5).to_le_bytes()).collect();
+        let spec: CompressionSpec = "pco:3".parse().unwrap();
+        let packed = compress_block(&spec, kind, &raw).unwrap().unwrap();
+        assert!(decompress_block(&spec, kind, &packed, raw.len() - 4).is_err(), "one value too few");
+        for i in 0..packed.len() {
+            let mut bad = packed.clone();
+            bad[i] ^= 0x55;
+            let _ = decompress_block(&spec, kind, &bad, raw.len());
         }
     }
 

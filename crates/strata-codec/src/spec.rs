@@ -96,7 +96,10 @@ impl CompressionSpec {
             }
         }
         if self.algorithm == Algorithm::Pco {
-            if kind.class == NumericClass::Opaque || kind.width < 2 {
+            if kind.class == NumericClass::Opaque
+                || kind.width < 2
+                || kind.class == NumericClass::Float && kind.width < 4
+            {
                 return Err(CodecError::Unsuitable(format!(
                     "pco needs numeric or temporal elements of 2 or more bytes, not {kind}"
                 )));
