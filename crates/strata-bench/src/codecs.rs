@@ -43,6 +43,9 @@ pub const DEFAULT_SPECS: &[&str] = &[
     "xor+zstd:1",
     "shuffle+lz4hc:0",
     "delta+pco:8",
+    "dec+delta+zstd:1",
+    "dec+delta+shuffle+zstd:1",
+    "dec+pco:4",
 ];
 
 /// Title of the report's table with one row per (column, spec, threads).

@@ -2,6 +2,7 @@
 
 use crate::algorithm::Algorithm;
 use crate::element::{ElementKind, NumericClass};
+use crate::filter::Filter;
 use crate::spec::CompressionSpec;
 use crate::{CodecError, qipc};
 
@@ -17,8 +18,12 @@ pub fn compress_block(spec: &CompressionSpec, kind: ElementKind, raw: &[u8]) -> 
         return Ok(None);
     }
     let mut filtered = raw.to_vec();
+    let mut side_bytes = Vec::new();
+    let raw_kind = kind;
+    let mut kind = kind;
     for filter in &spec.filters {
-        filter.encode(kind, &mut filtered);
+        side_bytes.extend(filter.encode(kind, &mut filtered));
+        kind = filter.output_kind(kind);
     }
     let packed = match spec.algorithm {
         Algorithm::None => filtered,
@@ -42,10 +47,13 @@ pub fn compress_block(spec: &CompressionSpec, kind: ElementKind, raw: &[u8]) -> 
             .map_err(|e| CodecError::Library { algorithm: "zstd", detail: e.to_string() })?,
         Algorithm::Pco => pco_compress(&filtered, kind, spec.level)?,
     };
+    let mut packed = packed;
+    packed.extend_from_slice(&side_bytes);
     // A filter-only spec keeps its (filtered) block even when it is no smaller.
     if spec.algorithm != Algorithm::None && packed.len() >= raw.len() {
         return Ok(None);
     }
+    debug_assert_eq!(raw_kind.width, kind.width, "filters keep the element width");
     Ok(Some(packed))
 }
 
@@ -63,6 +71,22 @@ pub fn decompress_block(
             detail: format!("block length {raw_len} is not a whole number of {}-byte elements", kind.width),
         });
     }
+    // Each filter's input kind, and the side bytes filters appended after the payload.
+    let mut kinds = Vec::with_capacity(spec.filters.len());
+    let mut codec_kind = kind;
+    for filter in &spec.filters {
+        kinds.push(codec_kind);
+        codec_kind = filter.output_kind(codec_kind);
+    }
+    let side_count = spec.filters.iter().filter(|f| **f == Filter::Decimal).count();
+    let Some(payload_len) = packed.len().checked_sub(side_count) else {
+        return Err(corrupt(
+            spec.algorithm.name(),
+            format!("block of {} bytes lacks its filter side bytes", packed.len()),
+        ));
+    };
+    let (packed, side_bytes) = packed.split_at(payload_len);
+    let kind = codec_kind;
     let mut raw = match spec.algorithm {
         Algorithm::None => packed.to_vec(),
         Algorithm::Qipc => qipc::decompress(packed, raw_len)?,
@@ -90,8 +114,10 @@ pub fn decompress_block(
     if raw.len() != raw_len {
         return Err(length_mismatch(spec.algorithm.name(), raw.len(), raw_len));
     }
-    for filter in spec.filters.iter().rev() {
-        filter.decode(kind, &mut raw);
+    let mut sides = side_bytes.iter().rev();
+    for (filter, kind) in spec.filters.iter().zip(kinds).rev() {
+        let side = if *filter == Filter::Decimal { sides.next().copied() } else { None };
+        filter.decode(kind, &mut raw, side).map_err(|detail| CodecError::Corrupt { algorithm: "filter", detail })?;
     }
     Ok(raw)
 }

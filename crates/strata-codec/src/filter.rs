@@ -22,11 +22,16 @@ pub enum Filter {
     /// Each float's bits XOR its predecessor's (Gorilla-style): repeated or close
     /// prices share sign, exponent and high mantissa bits, which become zeros.
     Xor,
+    /// Floats that are exact decimals with few digits (prices on a tick grid) become
+    /// the integers `value * 10^k`, for the smallest `k` (0..=9) that holds for the
+    /// whole block; later filters and the codec then see integers. `k` travels as one
+    /// side byte per block; a block with no such `k` passes through unchanged.
+    Decimal,
 }
 
 impl Filter {
     /// Every filter, in the order their codes number them.
-    pub const ALL: [Filter; 4] = [Filter::Shuffle, Filter::Delta, Filter::DeltaOfDelta, Filter::Xor];
+    pub const ALL: [Filter; 5] = [Filter::Shuffle, Filter::Delta, Filter::DeltaOfDelta, Filter::Xor, Filter::Decimal];
 
     /// The name used in compression specs.
     pub fn name(self) -> &'static str {
@@ -35,6 +40,7 @@ impl Filter {
             Filter::Delta => "delta",
             Filter::DeltaOfDelta => "dod",
             Filter::Xor => "xor",
+            Filter::Decimal => "dec",
         }
     }
 
@@ -45,6 +51,7 @@ impl Filter {
             "delta" => Filter::Delta,
             "dod" | "delta2" => Filter::DeltaOfDelta,
             "xor" => Filter::Xor,
+            "dec" | "decimal" => Filter::Decimal,
             _ => return None,
         })
     }
@@ -66,6 +73,9 @@ impl Filter {
             Filter::Delta | Filter::DeltaOfDelta if !kind.is_integer() => {
                 Some(format!("{} needs integer or temporal elements, not {kind}", self.name()))
             }
+            Filter::Decimal if kind.class != NumericClass::Float || kind.width < 4 => {
+                Some(format!("dec needs 4- or 8-byte floats, not {kind}"))
+            }
             Filter::Xor if kind.class == NumericClass::Opaque || kind.width < 2 => {
                 Some(format!("xor needs numeric elements of 2 or more bytes, not {kind}"))
             }
@@ -73,9 +83,18 @@ impl Filter {
         }
     }
 
+    /// The kind of elements the next filter (or the codec) sees after this one.
+    pub fn output_kind(self, kind: ElementKind) -> ElementKind {
+        match self {
+            Filter::Decimal => ElementKind::new(kind.width, NumericClass::Signed),
+            _ => kind,
+        }
+    }
+
     /// Applies the filter to `block` in place. `block.len()` must be a multiple of
-    /// `kind.width`.
-    pub fn encode(self, kind: ElementKind, block: &mut Vec<u8>) {
+    /// `kind.width`. Returns the side byte the decoder needs, for filters that have one
+    /// (`dec`).
+    pub fn encode(self, kind: ElementKind, block: &mut Vec<u8>) -> Option<u8> {
         match self {
             Filter::Shuffle => *block = shuffle(block, kind.width),
             Filter::Delta => delta_encode(block, kind.width),
@@ -84,11 +103,13 @@ impl Filter {
                 delta_encode_from(block, kind.width, 1);
             }
             Filter::Xor => xor_encode(block, kind.width),
+            Filter::Decimal => return Some(decimal::encode(block, kind.width)),
         }
+        None
     }
 
-    /// Undoes [`Filter::encode`] in place.
-    pub fn decode(self, kind: ElementKind, block: &mut Vec<u8>) {
+    /// Undoes [`Filter::encode`] in place, given the side byte it returned.
+    pub fn decode(self, kind: ElementKind, block: &mut Vec<u8>, side: Option<u8>) -> Result<(), String> {
         match self {
             Filter::Shuffle => *block = unshuffle(block, kind.width),
             Filter::Delta => delta_decode(block, kind.width),
@@ -97,7 +118,9 @@ impl Filter {
                 delta_decode(block, kind.width);
             }
             Filter::Xor => xor_decode(block, kind.width),
+            Filter::Decimal => decimal::decode(block, kind.width, side.ok_or("dec: side byte missing")?)?,
         }
+        Ok(())
     }
 }
 
@@ -153,6 +176,74 @@ macro_rules! with_uint {
             other => unreachable!("element width {other} is not 1, 2, 4 or 8"),
         }
     };
+}
+
+/// The `dec` filter: exact decimal floats to scaled integers and back.
+mod decimal {
+    /// The side byte of a block left unchanged.
+    pub const UNCHANGED: u8 = 0xFF;
+    const MAX_DIGITS: u8 = 9;
+
+    macro_rules! impl_width {
+        ($float:ty, $int:ty, $encode:ident, $decode:ident) => {
+            /// The smallest digit count `k` for which every value is exactly
+            /// `i / 10^k` with `i` an integer, or `None`.
+            fn $encode(block: &mut [u8]) -> Option<u8> {
+                const W: usize = size_of::<$float>();
+                let values: Vec<$float> =
+                    block.chunks_exact(W).map(|c| <$float>::from_le_bytes(c.try_into().expect("width"))).collect();
+                'digits: for k in 0..=MAX_DIGITS {
+                    let scale = (10 as $float).powi(k as i32);
+                    let mut ints = Vec::with_capacity(values.len());
+                    for v in &values {
+                        let scaled = (v * scale).round();
+                        // Stay where every integer is exact in the float type.
+                        if !(scaled.abs() < (1u64 << <$float>::MANTISSA_DIGITS) as $float) {
+                            continue 'digits;
+                        }
+                        let i = scaled as $int;
+                        if (i as $float / scale).to_bits() != v.to_bits() {
+                            continue 'digits;
+                        }
+                        ints.push(i);
+                    }
+                    for (chunk, i) in block.chunks_exact_mut(W).zip(ints) {
+                        chunk.copy_from_slice(&i.to_le_bytes());
+                    }
+                    return Some(k);
+                }
+                None
+            }
+
+            fn $decode(block: &mut [u8], k: u8) {
+                const W: usize = size_of::<$float>();
+                let scale = (10 as $float).powi(k as i32);
+                for chunk in block.chunks_exact_mut(W) {
+                    let i = <$int>::from_le_bytes(chunk.try_into().expect("width"));
+                    chunk.copy_from_slice(&(i as $float / scale).to_le_bytes());
+                }
+            }
+        };
+    }
+    impl_width!(f64, i64, encode8, decode8);
+    impl_width!(f32, i32, encode4, decode4);
+
+    /// Scales the block to integers if some digit count fits; returns that count or
+    /// [`UNCHANGED`].
+    pub fn encode(block: &mut [u8], width: usize) -> u8 {
+        let k = if width == 8 { encode8(block) } else { encode4(block) };
+        k.unwrap_or(UNCHANGED)
+    }
+
+    /// Undoes [`encode`].
+    pub fn decode(block: &mut [u8], width: usize, k: u8) -> Result<(), String> {
+        match k {
+            UNCHANGED => Ok(()),
+            k if k > MAX_DIGITS => Err(format!("dec: side byte {k} is not a digit count 0..={MAX_DIGITS}")),
+            k if width == 8 => Ok(decode8(block, k)),
+            k => Ok(decode4(block, k)),
+        }
+    }
 }
 
 fn delta_encode(block: &mut [u8], width: usize) {
@@ -230,7 +321,7 @@ mod tests {
         let mut block = longs(&[1000, 1010, 1020, 1030, 1040]);
         Filter::DeltaOfDelta.encode(I64, &mut block);
         assert_eq!(block, longs(&[1000, 10, 0, 0, 0]));
-        Filter::DeltaOfDelta.decode(I64, &mut block);
+        Filter::DeltaOfDelta.decode(I64, &mut block, None).unwrap();
         assert_eq!(block, longs(&[1000, 1010, 1020, 1030, 1040]));
     }
 
@@ -239,7 +330,7 @@ mod tests {
         let original = longs(&[i64::MAX, i64::MIN, 0, i64::MIN]);
         let mut block = original.clone();
         Filter::Delta.encode(I64, &mut block);
-        Filter::Delta.decode(I64, &mut block);
+        Filter::Delta.decode(I64, &mut block, None).unwrap();
         assert_eq!(block, original);
     }
 
@@ -248,6 +339,32 @@ mod tests {
         let mut block = vec![1, 2, 3, 4, 5, 6];
         Filter::Shuffle.encode(ElementKind::new(2, NumericClass::Signed), &mut block);
         assert_eq!(block, vec![1, 3, 5, 2, 4, 6]);
+    }
+
+    #[test]
+    fn decimal_scales_tick_prices_and_leaves_the_rest() {
+        let f64s = |v: &[f64]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+        let kind = ElementKind::new(8, NumericClass::Float);
+        let prices = f64s(&[101.25, 101.26, -0.01, 0.0, 99.5]);
+        let mut block = prices.clone();
+        assert_eq!(Filter::Decimal.encode(kind, &mut block), Some(2));
+        assert_eq!(block, longs(&[10125, 10126, -1, 0, 9950]));
+        Filter::Decimal.decode(kind, &mut block, Some(2)).unwrap();
+        assert_eq!(block, prices);
+        let mut negative_zero = f64s(&[-0.0, 1.5]);
+        assert_eq!(
+            Filter::Decimal.encode(kind, &mut negative_zero),
+            Some(decimal::UNCHANGED),
+            "-0.0 keeps its sign bit"
+        );
+        let mut block = f64s(&[101.25, 0.1 + 0.2]);
+        assert_eq!(Filter::Decimal.encode(kind, &mut block), Some(decimal::UNCHANGED));
+        assert_eq!(block, f64s(&[101.25, 0.1 + 0.2]));
+        for special in [f64::NAN, f64::INFINITY, 1e300] {
+            let mut block = f64s(&[special, 1.0]);
+            assert_eq!(Filter::Decimal.encode(kind, &mut block), Some(decimal::UNCHANGED));
+        }
+        assert!(Filter::Decimal.decode(kind, &mut f64s(&[1.0]), Some(12)).is_err());
     }
 
     #[test]
@@ -271,10 +388,14 @@ mod tests {
             let usable = raw.len() / width * width;
             let original = raw[..usable].to_vec();
             for filter in Filter::ALL {
-                let kind = ElementKind::new(width, NumericClass::Signed);
+                let class = if filter == Filter::Decimal { NumericClass::Float } else { NumericClass::Signed };
+                let kind = ElementKind::new(width, class);
+                if filter.unsuitable_for(kind).is_some() {
+                    continue;
+                }
                 let mut block = original.clone();
-                filter.encode(kind, &mut block);
-                filter.decode(kind, &mut block);
+                let side = filter.encode(kind, &mut block);
+                filter.decode(kind, &mut block, side).unwrap();
                 prop_assert_eq!(&block, &original, "{}", filter);
             }
         }

@@ -90,10 +90,12 @@ impl CompressionSpec {
     /// Checks that the filters and codec can apply to elements of `kind`: delta needs
     /// integers, pcodec needs numbers of 2 or more bytes and no byte-level filters.
     pub fn check_suitable(&self, kind: ElementKind) -> Result<(), CodecError> {
+        let mut kind = kind;
         for filter in &self.filters {
             if let Some(why) = filter.unsuitable_for(kind) {
                 return Err(CodecError::Unsuitable(why));
             }
+            kind = filter.output_kind(kind);
         }
         if self.algorithm == Algorithm::Pco {
             if kind.class == NumericClass::Opaque
@@ -260,5 +262,12 @@ mod tests {
         assert!("pco".parse::<CompressionSpec>().unwrap().check_suitable(bytes).is_err());
         assert!("shuffle+pco".parse::<CompressionSpec>().unwrap().check_suitable(floats).is_err());
         assert!("zstd".parse::<CompressionSpec>().unwrap().check_suitable(bytes).is_ok());
+        assert!(
+            "dec+delta+zstd".parse::<CompressionSpec>().unwrap().check_suitable(floats).is_ok(),
+            "dec makes integers"
+        );
+        assert!("dec+pco".parse::<CompressionSpec>().unwrap().check_suitable(floats).is_ok());
+        let ints = ElementKind::new(8, NumericClass::Signed);
+        assert!("dec+zstd".parse::<CompressionSpec>().unwrap().check_suitable(ints).is_err());
     }
 }

@@ -71,10 +71,8 @@ pub fn write_splayed(dir: &Path, table: &Table, options: &WriteOptions) -> Resul
     let parent = dir.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     fs::create_dir_all(parent).at(parent)?;
     let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    remove_leftovers(parent, &name)?;
     let staging = parent.join(format!(".{name}.tmp.{}", std::process::id()));
-    if staging.exists() {
-        fs::remove_dir_all(&staging).at(&staging)?;
-    }
     fs::create_dir(&staging).at(&staging)?;
     let durability = options.durability;
     let written = (0..table.names().len()).into_par_iter().try_for_each(|i| {
@@ -110,6 +108,20 @@ pub fn write_splayed(dir: &Path, table: &Table, options: &WriteOptions) -> Resul
         sync_parent(&staging.join(COLUMN_ORDER_FILE))?;
     }
     replace_dir(&staging, dir, durability)
+}
+
+/// Removes staging and retired directories of table `name` left in `parent` by writers
+/// that died mid-write. They never hold the table's real name, so they are garbage.
+fn remove_leftovers(parent: &Path, name: &str) -> Result<()> {
+    let (staging, retired) = (format!(".{name}.tmp."), format!(".{name}.old."));
+    for entry in fs::read_dir(parent).at(parent)? {
+        let entry = entry.at(parent)?;
+        let file_name = entry.file_name().to_string_lossy().into_owned();
+        if file_name.starts_with(&staging) || file_name.starts_with(&retired) {
+            fs::remove_dir_all(entry.path()).at(&entry.path())?;
+        }
+    }
+    Ok(())
 }
 
 /// Moves `staging` to `target`, replacing an existing directory: the old one is moved

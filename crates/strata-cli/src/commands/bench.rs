@@ -1,0 +1,109 @@
+//! `strata bench ...`: benchmarks, each printed as tables and saved as CSV and HTML.
+
+use std::path::{Path, PathBuf};
+
+use clap::{Args, Subcommand};
+use strata_bench::{CodecBenchOptions, Report, codecs, table_write};
+use strata_codec::CompressionSpec;
+
+use super::CliResult;
+
+/// The benchmarks.
+#[derive(Subcommand)]
+pub enum BenchCommand {
+    /// Ratio, compress and decompress MB/s per codec spec on built-in tick-shaped
+    /// columns, single- and multi-threaded.
+    Codecs(CodecsArgs),
+    /// Whole-table writes of the built-in trade table per spec, on one thread and on
+    /// every core.
+    Write(WriteArgs),
+}
+
+/// Where a report goes besides the terminal.
+#[derive(Args)]
+pub struct ReportArgs {
+    /// Directory for the CSV files and the HTML page.
+    #[arg(long, default_value = "strata-reports")]
+    out: PathBuf,
+}
+
+/// Arguments of `strata bench codecs`.
+#[derive(Args)]
+pub struct CodecsArgs {
+    /// Rows per built-in column.
+    #[arg(long, default_value_t = 1_000_000)]
+    rows: usize,
+    /// Specs to compare (comma-separated); default: kdb+'s algorithms and Strata's chains.
+    #[arg(long, value_delimiter = ',')]
+    specs: Vec<CompressionSpec>,
+    /// Thread counts (comma-separated); default: 1 and every core.
+    #[arg(long, value_delimiter = ',')]
+    threads: Vec<usize>,
+    /// Runs per measurement; the fastest counts.
+    #[arg(long, default_value_t = 3)]
+    repeats: usize,
+    #[command(flatten)]
+    report: ReportArgs,
+}
+
+/// Arguments of `strata bench write`.
+#[derive(Args)]
+pub struct WriteArgs {
+    /// Rows in the built-in trade table.
+    #[arg(long, default_value_t = 2_000_000)]
+    rows: usize,
+    /// Writes per configuration; the fastest counts.
+    #[arg(long, default_value_t = 3)]
+    repeats: usize,
+    /// Directory to write the table in (default: a temporary directory).
+    #[arg(long)]
+    dir: Option<PathBuf>,
+    #[command(flatten)]
+    report: ReportArgs,
+}
+
+/// Prints `report` and saves it as CSV files and `<name>.html` under `out`.
+pub fn publish(report: &Report, out: &Path, name: &str) -> CliResult {
+    println!("{}", report.to_terminal());
+    std::fs::create_dir_all(out)?;
+    let csvs = report.write_csv(&out.join(format!("{name}.csv")))?;
+    let html = out.join(format!("{name}.html"));
+    report.write_html(&html)?;
+    for path in csvs.iter().chain([&html]) {
+        println!("wrote {}", path.display());
+    }
+    Ok(())
+}
+
+/// Runs a benchmark.
+pub fn run(command: BenchCommand) -> CliResult {
+    match command {
+        BenchCommand::Codecs(args) => {
+            let mut options = CodecBenchOptions { rows: args.rows, repeats: args.repeats, ..Default::default() };
+            if !args.specs.is_empty() {
+                options.specs = args.specs;
+            }
+            if !args.threads.is_empty() {
+                options.threads = args.threads;
+            }
+            let report = codecs::run(&options, true)?;
+            publish(&report, &args.report.out, "codecs")
+        }
+        BenchCommand::Write(args) => {
+            let mut options = table_write::TableWriteOptions::new(args.rows);
+            options.repeats = args.repeats;
+            let scratch = tempfile_dir(args.dir.as_deref())?;
+            let report = table_write::run(&options, &scratch)?;
+            std::fs::remove_dir_all(&scratch).ok();
+            publish(&report, &args.report.out, "table-write")
+        }
+    }
+}
+
+/// A fresh scratch directory under `base` (or the system temp directory).
+fn tempfile_dir(base: Option<&Path>) -> std::io::Result<PathBuf> {
+    let base = base.map(Path::to_path_buf).unwrap_or_else(std::env::temp_dir);
+    let dir = base.join(format!("strata-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    Ok(dir)
+}

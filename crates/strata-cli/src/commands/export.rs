@@ -1,0 +1,49 @@
+//! `strata export`: a table out as CSV or Parquet.
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+use strata_store::{Database, Date, TableLocation, interchange};
+
+use super::CliResult;
+
+/// Output formats.
+#[derive(Clone, Copy, ValueEnum)]
+enum Format {
+    Csv,
+    Parquet,
+}
+
+/// Arguments of `strata export`.
+#[derive(Args)]
+pub struct ExportArgs {
+    /// Database root.
+    db: PathBuf,
+    /// Table name.
+    table: String,
+    /// The date partition to export (YYYY.MM.DD); without it, the splayed table.
+    #[arg(long)]
+    partition: Option<Date>,
+    /// Output format.
+    #[arg(long, value_enum)]
+    format: Format,
+    /// Output file.
+    #[arg(long)]
+    out: PathBuf,
+}
+
+/// Runs `strata export`.
+pub fn run(args: ExportArgs) -> CliResult {
+    let db = Database::open(&args.db)?;
+    let location = match args.partition {
+        Some(date) => TableLocation::Partition(date, args.table.clone()),
+        None => TableLocation::Splayed(args.table.clone()),
+    };
+    let table = db.read_table(&location)?;
+    match args.format {
+        Format::Csv => interchange::write_csv(&table, &args.out)?,
+        Format::Parquet => interchange::write_parquet(&table, &args.out)?,
+    }
+    println!("exported {} rows to {}", table.len(), args.out.display());
+    Ok(())
+}

@@ -1,0 +1,51 @@
+//! The subcommands, one module each.
+
+mod bench;
+mod compress;
+mod demo;
+mod export;
+mod import;
+mod ls;
+mod stats;
+
+use clap::Subcommand;
+
+/// Anything a subcommand can fail with; printed as `strata: error: ...`.
+pub type CliResult = Result<(), Box<dyn std::error::Error>>;
+
+/// Every `strata` subcommand.
+#[derive(Subcommand)]
+pub enum Command {
+    /// Write a built-in tick-shaped table with several compression specs and print
+    /// what each costs on disk and to write.
+    Demo(demo::DemoArgs),
+    /// Load a CSV or Parquet file into a table (optionally a date partition).
+    Import(import::ImportArgs),
+    /// Write a table out as CSV or Parquet.
+    Export(export::ExportArgs),
+    /// Re-encode a column file, a table or a partition with a compression spec.
+    Compress(compress::CompressArgs),
+    /// Rewrite a column file, a table or a partition uncompressed (plain, mappable).
+    Decompress(compress::DecompressArgs),
+    /// Per column: type, rows, raw bytes, stored bytes, ratio and spec.
+    Stats(stats::StatsArgs),
+    /// List a database: partitions, tables, columns and sizes.
+    Ls(ls::LsArgs),
+    /// Benchmarks.
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
+}
+
+/// Runs a parsed subcommand.
+pub fn run(command: Command) -> CliResult {
+    match command {
+        Command::Demo(args) => demo::run(args),
+        Command::Import(args) => import::run(args),
+        Command::Export(args) => export::run(args),
+        Command::Compress(args) => compress::run(args),
+        Command::Decompress(args) => compress::run_decompress(args),
+        Command::Stats(args) => stats::run(args),
+        Command::Ls(args) => ls::run(args),
+        Command::Bench(command) => bench::run(command),
+    }
+}
