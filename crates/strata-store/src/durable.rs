@@ -69,6 +69,19 @@ impl AtomicFile {
     }
 }
 
+/// Lets streaming writers (Parquet's `ArrowWriter`, ...) write into the temporary
+/// file. Errors here carry no path; prefer [`AtomicFile::write_all`] where a
+/// [`crate::StoreError`] is wanted.
+impl Write for AtomicFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.writer.as_mut().expect("not committed").write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.writer.as_mut().expect("not committed").flush()
+    }
+}
+
 impl Drop for AtomicFile {
     fn drop(&mut self) {
         if self.writer.is_some() {

@@ -6,6 +6,7 @@
 //! then raw values, mapped without a copy) or block-compressed (independent,
 //! checksummed blocks with a min/max index), see [`column`].
 
+pub mod arrow;
 pub mod attribute;
 pub mod column;
 mod column_data;
@@ -14,6 +15,7 @@ mod database;
 mod date;
 mod durable;
 mod error;
+pub mod interchange;
 mod maintenance;
 mod splayed;
 mod sym;

@@ -132,8 +132,14 @@ mod tests {
         let db = Database::open(dir.path()).unwrap();
         let n = 20_000;
         let table = Table::new(vec![
-            ("time".into(), Column::from_values(ColumnType::Timestamp, (0..n as i64).map(|i| i * 1000).collect()).unwrap()),
-            ("price".into(), Column::from_values(ColumnType::Float, (0..n).map(|i| 100.0 + (i % 7) as f64).collect()).unwrap()),
+            (
+                "time".into(),
+                Column::from_values(ColumnType::Timestamp, (0..n as i64).map(|i| i * 1000).collect()).unwrap(),
+            ),
+            (
+                "price".into(),
+                Column::from_values(ColumnType::Float, (0..n).map(|i| 100.0 + (i % 7) as f64).collect()).unwrap(),
+            ),
             ("id".into(), Column::from_strings((0..n).map(|i| format!("T{i}")))),
         ])
         .unwrap();
@@ -141,7 +147,10 @@ mod tests {
         db.write_table(&TableLocation::Partition(date, "trade".into()), &table, &TableWrite::default()).unwrap();
         let partition = db.partition_dir(date);
         let before = stats_path(&partition).unwrap();
-        assert_eq!(before.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), ["trade/time", "trade/price", "trade/id"]);
+        assert_eq!(
+            before.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(),
+            ["trade/time", "trade/price", "trade/id"]
+        );
         assert!(before.iter().all(|s| s.spec == CompressionSpec::none()));
         let converted = convert_path(&partition, &"delta+zstd:1".parse().unwrap(), Durability::Rename).unwrap();
         assert_eq!(converted.len(), 4, "string columns have two files");

@@ -44,8 +44,16 @@ fn specs_for(ty: ColumnType, lbs: u8) -> Vec<CompressionSpec> {
             }
         }
     }
-    for chain in ["delta+zstd:1", "dod+shuffle+lz4hc:0", "xor+zstd:1", "shuffle+gzip:1", "delta+pco:4", "shuffle+none", "dec+delta+shuffle+zstd:1", "dec+pco:2"]
-    {
+    for chain in [
+        "delta+zstd:1",
+        "dod+shuffle+lz4hc:0",
+        "xor+zstd:1",
+        "shuffle+gzip:1",
+        "delta+pco:4",
+        "shuffle+none",
+        "dec+delta+shuffle+zstd:1",
+        "dec+pco:2",
+    ] {
         let mut spec: CompressionSpec = chain.parse().unwrap();
         spec.lbs = lbs;
         if spec.check_suitable(ty.element_kind()).is_ok() {

@@ -1,0 +1,272 @@
+//! CSV and Parquet files to and from tables.
+//!
+//! **CSV** files have a header row of column names (identifiers). Column types come
+//! from the caller's overrides, else arrow-csv infers them from the first
+//! [`CSV_INFER_ROWS`] rows: integers become long, decimals float, `true`/`false`
+//! boolean, `YYYY-MM-DD` date, ISO-8601 date-times timestamp, anything else symbol.
+//! arrow-csv splits the file into text fields; Strata parses them, so every type reads
+//! kdb+'s forms as well as ISO-8601 ones (`2024.01.02D09:30:00.000000000`,
+//! `2024.01.02`, `09:30`, `0D00:00:01`, ...) and a value that does not parse is
+//! reported with the file, its line, the column, the value and the form expected.
+//! Lines are counted as records, header first: a quoted field holding a newline makes
+//! later line numbers smaller than an editor's. Empty fields are kdb+ nulls (see
+//! [`crate::arrow`]). [`write_csv`] prints what [`read_csv`] reads back.
+//!
+//! **Parquet** files keep Strata's types in field metadata, so a table written with
+//! [`write_parquet`] reads back unchanged; other files map as [`crate::arrow`] says.
+//!
+//! Both writers write a temporary file and rename it over the target
+//! ([`AtomicFile`]), so a reader never sees half a file.
+
+use std::fs::{self, File};
+use std::io::BufReader;
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow_csv::ReaderBuilder;
+use arrow_csv::reader::Format;
+use arrow_schema::{ArrowError, DataType, Field, Schema};
+use parquet::arrow::ArrowWriter;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::properties::WriterProperties;
+
+use crate::arrow::{
+    Failure, check_overrides, concat_columns, convert, table_from_record_batches, table_to_record_batch, text,
+};
+use crate::column_data::Column;
+use crate::durable::{AtomicFile, Durability};
+use crate::error::{IoContext, Result, StoreError, corrupt};
+use crate::table::{Table, is_valid_name};
+use crate::types::ColumnType;
+
+/// Rows of a CSV file read to infer the types of columns without an override. Later
+/// rows are checked against those types, not used to widen them.
+pub const CSV_INFER_ROWS: usize = 1_000_000;
+
+/// Rows per record batch while reading; bounds the text held at once.
+const BATCH_ROWS: usize = 64 * 1024;
+
+/// Bytes of CSV text buffered before they are written.
+const CSV_WRITE_CHUNK: usize = 1 << 20;
+
+/// zstd level of Parquet pages: fast to write, close to the best ratio for ticks.
+const PARQUET_ZSTD_LEVEL: i32 = 3;
+
+/// Reads a CSV file with a header row into a table. `overrides` give column types
+/// by name (they win over inference; naming a column the header lacks is an error).
+///
+/// ```
+/// use strata_store::{ColumnType, interchange::read_csv};
+///
+/// let dir = tempfile::tempdir().unwrap();
+/// let path = dir.path().join("trades.csv");
+/// std::fs::write(&path, "time,sym,price\n2024.01.02D09:30:00.000000001,IBM,101.5\n").unwrap();
+/// let table = read_csv(&path, &[("time".into(), ColumnType::Timestamp)]).unwrap();
+/// assert_eq!(table.column("time").unwrap().values::<i64>(), [1_704_187_800_000_000_001]);
+/// assert_eq!(table.column("sym").unwrap().symbol(0), "IBM");
+/// ```
+pub fn read_csv(path: &Path, overrides: &[(String, ColumnType)]) -> Result<Table> {
+    let format = Format::default().with_header(true);
+    let sample = BufReader::new(File::open(path).at(path)?);
+    let (inferred, _) = format.infer_schema(sample, Some(CSV_INFER_ROWS)).map_err(|e| csv_error(path, e))?;
+    let names: Vec<&str> = inferred.fields().iter().map(|f| f.name().as_str()).collect();
+    if names.is_empty() {
+        return Err(in_file(path, "line 1: no header row"));
+    }
+    if let Some(bad) = names.iter().find(|n| !is_valid_name(n)) {
+        return Err(in_file(
+            path,
+            format!("line 1: column name {bad:?} is not an identifier ([A-Za-z_][A-Za-z0-9_]*)"),
+        ));
+    }
+    check_overrides(&names, overrides).map_err(|e| within(path, e))?;
+    // (type, whether it was inferred rather than given)
+    let types: Vec<(ColumnType, bool)> = inferred
+        .fields()
+        .iter()
+        .map(|f| match overrides.iter().rev().find(|(name, _)| name == f.name()) {
+            Some((_, ty)) => (*ty, false),
+            None => (inferred_type(f.data_type()), true),
+        })
+        .collect();
+
+    let text_schema = Schema::new(names.iter().map(|name| Field::new(*name, DataType::Utf8, true)).collect::<Vec<_>>());
+    let reader = ReaderBuilder::new(Arc::new(text_schema))
+        .with_format(format)
+        .with_batch_size(BATCH_ROWS)
+        .build(File::open(path).at(path)?)
+        .map_err(|e| csv_error(path, e))?;
+    let mut parts: Vec<Vec<Column>> = vec![Vec::new(); names.len()];
+    let mut first_row = 0;
+    for batch in reader {
+        let batch = batch.map_err(|e| csv_error(path, e))?;
+        for (i, array) in batch.columns().iter().enumerate() {
+            let (ty, was_inferred) = types[i];
+            let part = convert(array.as_ref(), ty).map_err(|failure| {
+                let detail = match failure {
+                    Failure::Value { row, value, problem } => {
+                        let hint = if was_inferred {
+                            format!(" (type inferred from the first {CSV_INFER_ROWS} rows; give the column a type to read it differently)")
+                        } else {
+                            String::new()
+                        };
+                        // Rows count from 0 after the header, which is line 1.
+                        format!("line {}: column {}: value {value:?} {problem}{hint}", first_row + row + 2, names[i])
+                    }
+                    Failure::Unsupported => format!("column {}: text cannot be read as {ty}", names[i]),
+                };
+                in_file(path, detail)
+            })?;
+            parts[i].push(part);
+        }
+        first_row += batch.num_rows();
+    }
+    let columns = names
+        .iter()
+        .zip(&types)
+        .zip(&parts)
+        .map(|((name, (ty, _)), parts)| Ok((name.to_string(), concat_columns(*ty, parts)?)))
+        .collect::<Result<Vec<_>>>()
+        .map_err(|e| within(path, e))?;
+    Table::new(columns).map_err(|e| within(path, e))
+}
+
+/// The column type of a type arrow-csv inferred.
+fn inferred_type(data_type: &DataType) -> ColumnType {
+    match data_type {
+        DataType::Boolean => ColumnType::Boolean,
+        DataType::Int64 => ColumnType::Long,
+        DataType::Float64 => ColumnType::Float,
+        DataType::Date32 => ColumnType::Date,
+        DataType::Timestamp(..) => ColumnType::Timestamp,
+        _ => ColumnType::Symbol,
+    }
+}
+
+/// Writes `table` as CSV with a header row, atomically. Values are in the text forms
+/// [`read_csv`] reads: timestamps `2024-01-02T09:30:00.123456789` (UTC), dates
+/// `2024-01-02`, months `2024-01`, minutes `09:30`, seconds `09:30:00`, times
+/// `09:30:00.123`, timespans `0D09:30:00.000000000`, booleans `true`/`false`, chars as
+/// the character; kdb+ nulls (other than char's space) are empty fields. Fields with a
+/// comma, quote or line break are quoted.
+pub fn write_csv(table: &Table, path: &Path) -> Result<()> {
+    let mut file = AtomicFile::create(path, Durability::default())?;
+    let mut out = String::with_capacity(CSV_WRITE_CHUNK + 4096);
+    // Names are identifiers, so they never need quoting.
+    out.push_str(&table.names().join(","));
+    out.push('\n');
+    // A lone empty field would be a blank line, which CSV readers skip: quote it.
+    let lone = table.columns().len() == 1;
+    let mut cell = String::new();
+    for row in 0..table.len() {
+        for (i, column) in table.columns().iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            cell.clear();
+            text::write_value(&mut cell, column, row);
+            if cell.contains([',', '"', '\n', '\r']) || (lone && cell.is_empty()) {
+                out.push('"');
+                out.push_str(&cell.replace('"', "\"\""));
+                out.push('"');
+            } else {
+                out.push_str(&cell);
+            }
+        }
+        out.push('\n');
+        if out.len() >= CSV_WRITE_CHUNK {
+            file.write_all(out.as_bytes())?;
+            out.clear();
+        }
+    }
+    file.write_all(out.as_bytes())?;
+    file.commit()
+}
+
+/// Reads a Parquet file, or every `*.parquet` file of a directory in name order
+/// (their columns must agree), into one table. Column types come from `overrides`,
+/// then `strata.type` field metadata, then the Arrow types (see [`crate::arrow`]).
+pub fn read_parquet(path: &Path, overrides: &[(String, ColumnType)]) -> Result<Table> {
+    if !path.is_dir() {
+        return read_parquet_file(path, overrides);
+    }
+    let mut files = Vec::new();
+    for entry in fs::read_dir(path).at(path)? {
+        let file = entry.at(path)?.path();
+        if file.extension().is_some_and(|e| e == "parquet") && file.is_file() {
+            files.push(file);
+        }
+    }
+    files.sort();
+    let tables = files.iter().map(|file| read_parquet_file(file, overrides)).collect::<Result<Vec<Table>>>()?;
+    let Some(first) = tables.first() else {
+        return Err(in_file(path, "no *.parquet files in the directory"));
+    };
+    let layout = |t: &Table| t.iter().map(|(name, c)| format!("{name}:{}", c.ty())).collect::<Vec<_>>().join(", ");
+    for (file, table) in files.iter().zip(&tables).skip(1) {
+        if layout(table) != layout(first) {
+            return Err(in_file(
+                file,
+                format!("columns ({}) differ from those of {} ({})", layout(table), files[0].display(), layout(first)),
+            ));
+        }
+    }
+    let columns = (0..first.columns().len())
+        .map(|i| {
+            let parts: Vec<Column> = tables.iter().map(|t| t.columns()[i].clone()).collect();
+            Ok((first.names()[i].clone(), concat_columns(parts[0].ty(), &parts)?))
+        })
+        .collect::<Result<Vec<_>>>()
+        .map_err(|e| within(path, e))?;
+    Table::new(columns).map_err(|e| within(path, e))
+}
+
+fn read_parquet_file(path: &Path, overrides: &[(String, ColumnType)]) -> Result<Table> {
+    let builder = ParquetRecordBatchReaderBuilder::try_new(File::open(path).at(path)?)
+        .map_err(|e| corrupt(path, e.to_string()))?
+        .with_batch_size(BATCH_ROWS);
+    let schema = builder.schema().clone();
+    let reader = builder.build().map_err(|e| corrupt(path, e.to_string()))?;
+    let batches =
+        reader.collect::<std::result::Result<Vec<_>, ArrowError>>().map_err(|e| corrupt(path, e.to_string()))?;
+    table_from_record_batches(&schema, &batches, overrides).map_err(|e| within(path, e))
+}
+
+/// Writes `table` as a zstd-compressed Parquet file, atomically. Fields carry
+/// `strata.type` metadata and symbols are dictionary-encoded, so [`read_parquet`]
+/// restores the table exactly.
+pub fn write_parquet(table: &Table, path: &Path) -> Result<()> {
+    let batch = table_to_record_batch(table)?;
+    let level = ZstdLevel::try_new(PARQUET_ZSTD_LEVEL).expect("a valid zstd level");
+    let props = WriterProperties::builder().set_compression(Compression::ZSTD(level)).build();
+    let mut file = AtomicFile::create(path, Durability::default())?;
+    let mut writer = ArrowWriter::try_new(&mut file, batch.schema(), Some(props)).map_err(|e| in_file(path, e))?;
+    writer.write(&batch).map_err(|e| in_file(path, e))?;
+    writer.close().map_err(|e| in_file(path, e))?;
+    file.commit()
+}
+
+/// An [`StoreError::Invalid`] that starts with `path`.
+fn in_file(path: &Path, detail: impl std::fmt::Display) -> StoreError {
+    StoreError::Invalid(format!("{}: {detail}", path.display()))
+}
+
+/// `error` with `path` in front, unless it already names a path.
+fn within(path: &Path, error: StoreError) -> StoreError {
+    match error {
+        StoreError::Invalid(detail) => in_file(path, detail),
+        other => other,
+    }
+}
+
+/// An arrow-csv error, without its "Csv error: " prefix, after the path.
+fn csv_error(path: &Path, error: ArrowError) -> StoreError {
+    match error {
+        ArrowError::CsvError(detail) => in_file(path, detail),
+        other => in_file(path, other),
+    }
+}
+
+#[cfg(test)]
+mod tests;
