@@ -198,7 +198,7 @@ mod decimal {
                     for v in &values {
                         let scaled = (v * scale).round();
                         // Stay where every integer is exact in the float type.
-                        if !(scaled.abs() < (1u64 << <$float>::MANTISSA_DIGITS) as $float) {
+                        if scaled.is_nan() || scaled.abs() >= (1u64 << <$float>::MANTISSA_DIGITS) as $float {
                             continue 'digits;
                         }
                         let i = scaled as $int;
@@ -240,8 +240,14 @@ mod decimal {
         match k {
             UNCHANGED => Ok(()),
             k if k > MAX_DIGITS => Err(format!("dec: side byte {k} is not a digit count 0..={MAX_DIGITS}")),
-            k if width == 8 => Ok(decode8(block, k)),
-            k => Ok(decode4(block, k)),
+            k if width == 8 => {
+                decode8(block, k);
+                Ok(())
+            }
+            k => {
+                decode4(block, k);
+                Ok(())
+            }
         }
     }
 }

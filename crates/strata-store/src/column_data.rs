@@ -45,7 +45,7 @@ impl Column {
     /// A fixed-width or symbol column over raw little-endian bytes (as read from a
     /// file). `bytes.len()` must be a multiple of the type's width.
     pub fn from_buffer(ty: ColumnType, values: Buffer, domain: Option<SymbolDomain>) -> Result<Column> {
-        if ty == ColumnType::String || values.len() % ty.width() != 0 {
+        if ty == ColumnType::String || !values.len().is_multiple_of(ty.width()) {
             return Err(StoreError::Invalid(format!("{} bytes are not a whole number of {ty} values", values.len())));
         }
         if (ty == ColumnType::Symbol) != domain.is_some() {

@@ -118,10 +118,10 @@ impl Database {
             };
             for entry in entries {
                 let entry = entry.at(&root)?;
-                if let Some(date) = entry.file_name().to_str().and_then(|n| n.parse::<Date>().ok()) {
-                    if entry.path().is_dir() {
-                        dates.push(date);
-                    }
+                if let Some(date) = entry.file_name().to_str().and_then(|n| n.parse::<Date>().ok())
+                    && entry.path().is_dir()
+                {
+                    dates.push(date);
                 }
             }
         }

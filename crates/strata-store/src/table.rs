@@ -34,14 +34,14 @@ impl Table {
             if names.contains(&name) {
                 return Err(StoreError::Invalid(format!("column {name} appears twice")));
             }
-            if let Some(first) = cols.first().map(Column::len) {
-                if column.len() != first {
-                    return Err(StoreError::Invalid(format!(
-                        "column {name} has {} rows, column {} has {first}",
-                        column.len(),
-                        names[0]
-                    )));
-                }
+            if let Some(first) = cols.first().map(Column::len)
+                && column.len() != first
+            {
+                return Err(StoreError::Invalid(format!(
+                    "column {name} has {} rows, column {} has {first}",
+                    column.len(),
+                    names[0]
+                )));
             }
             names.push(name);
             cols.push(column);

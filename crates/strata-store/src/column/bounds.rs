@@ -24,12 +24,12 @@ impl BlockBounds {
         let chunks = raw.chunks_exact(w);
         Some(match kind.class {
             NumericClass::Signed => {
-                let it = chunks.map(|c| signed(c));
+                let it = chunks.map(signed);
                 let (lo, hi) = it.fold((i64::MAX, i64::MIN), |(lo, hi), v| (lo.min(v), hi.max(v)));
                 BlockBounds::Signed(lo, hi)
             }
             NumericClass::Unsigned | NumericClass::Opaque => {
-                let it = chunks.map(|c| unsigned(c));
+                let it = chunks.map(unsigned);
                 let (lo, hi) = it.fold((u64::MAX, 0), |(lo, hi), v| (lo.min(v), hi.max(v)));
                 BlockBounds::Unsigned(lo, hi)
             }

@@ -446,10 +446,10 @@ fn find_last_tail(path: &Path, file: &File, len: u64) -> Result<(Trailer, u64, V
     file.read_exact_at(&mut all, 0).at(path)?;
     let mut end = all.len();
     while end >= HEADER_LEN + TRAILER_LEN {
-        if &all[end - 8..end] == TRAILER_MAGIC {
-            if let Some(tail) = read_tail(file, end as u64) {
-                return Ok(tail);
-            }
+        if &all[end - 8..end] == TRAILER_MAGIC
+            && let Some(tail) = read_tail(file, end as u64)
+        {
+            return Ok(tail);
         }
         end -= 1;
     }
@@ -464,7 +464,7 @@ pub fn append_compressed(path: &Path, raw: &[u8], durability: Durability) -> Res
     let file = open_rw(path)?;
     let column = CompressedColumn::from_file(path, file.try_clone().at(path)?)?;
     let ty = column.header.ty;
-    if raw.len() % ty.width() != 0 {
+    if !raw.len().is_multiple_of(ty.width()) {
         return Err(StoreError::Invalid(format!(
             "{}: {} bytes are not a whole number of {ty} values",
             path.display(),
@@ -473,11 +473,11 @@ pub fn append_compressed(path: &Path, raw: &[u8], durability: Durability) -> Res
     }
     let mut entries = column.entries.clone();
     let mut tail = Vec::new();
-    if let Some(last) = entries.last() {
-        if (last.raw_len as usize) < column.header.spec.block_bytes() {
-            tail = column.decode_block(entries.len() - 1)?;
-            entries.pop();
-        }
+    if let Some(last) = entries.last()
+        && (last.raw_len as usize) < column.header.spec.block_bytes()
+    {
+        tail = column.decode_block(entries.len() - 1)?;
+        entries.pop();
     }
     tail.extend_from_slice(raw);
     let blocks = encode_blocks(ty, &column.header.spec, &tail).map_err(|e| codec_error(path, e))?;

@@ -104,7 +104,7 @@ pub fn write_plain(
 pub fn append_plain(path: &Path, values: &[u8], durability: Durability) -> Result<()> {
     let file = open_rw(path)?;
     let header = read_header(path, &file)?;
-    if values.len() % header.ty.width() != 0 {
+    if !values.len().is_multiple_of(header.ty.width()) {
         return Err(crate::StoreError::Invalid(format!(
             "{}: {} bytes are not a whole number of {} values",
             path.display(),
