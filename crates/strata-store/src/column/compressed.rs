@@ -27,6 +27,7 @@ use rayon::prelude::*;
 use strata_codec::{Algorithm, CompressionSpec, ElementKind, Filter, MAX_FILTERS, compress_block, decompress_block};
 
 use super::bounds::BlockBounds;
+use super::header::{self, HEADER_LEN};
 use crate::durable::{AtomicFile, Durability, open_rw, sync_parent};
 use crate::error::{IoContext, Result, StoreError, corrupt};
 use crate::types::{Attribute, ColumnType};
@@ -34,10 +35,8 @@ use crate::types::{Attribute, ColumnType};
 /// The first 8 bytes of every compressed column file.
 pub const COMPRESSED_MAGIC: &[u8; 8] = b"STRZBLKS";
 const TRAILER_MAGIC: &[u8; 8] = b"STRZTAIL";
-const HEADER_LEN: usize = 64;
 const ENTRY_LEN: usize = 40;
 const TRAILER_LEN: usize = 48;
-const VERSION: u16 = 1;
 const FLAG_RAW: u8 = 1;
 
 /// One block's place and summary in the index.
@@ -70,11 +69,7 @@ pub struct CompressedHeader {
 
 impl CompressedHeader {
     fn encode(&self) -> [u8; HEADER_LEN] {
-        let mut h = [0u8; HEADER_LEN];
-        h[0..8].copy_from_slice(COMPRESSED_MAGIC);
-        h[8..10].copy_from_slice(&VERSION.to_le_bytes());
-        h[10] = self.ty.code();
-        h[11] = self.attribute as u8;
+        let mut h = header::start(COMPRESSED_MAGIC, self.ty, self.attribute);
         h[12] = self.spec.algorithm.code();
         h[13] = self.spec.level as i8 as u8;
         h[14] = self.spec.lbs;
@@ -82,26 +77,12 @@ impl CompressedHeader {
         for (slot, f) in h[16..16 + MAX_FILTERS].iter_mut().zip(&self.spec.filters) {
             *slot = f.code();
         }
-        let crc = crc32c::crc32c(&h[0..28]);
-        h[28..32].copy_from_slice(&crc.to_le_bytes());
+        header::seal(&mut h);
         h
     }
 
     fn decode(path: &Path, h: &[u8]) -> Result<CompressedHeader> {
-        if &h[0..8] != COMPRESSED_MAGIC {
-            return Err(corrupt(path, "not a compressed column file (bad magic)"));
-        }
-        let stored = u32::from_le_bytes(h[28..32].try_into().expect("4"));
-        if stored != crc32c::crc32c(&h[0..28]) {
-            return Err(corrupt(path, "compressed column header fails its checksum"));
-        }
-        let version = u16::from_le_bytes([h[8], h[9]]);
-        if version != VERSION {
-            return Err(corrupt(path, format!("format version {version}, this build reads {VERSION}")));
-        }
-        let ty = ColumnType::from_code(h[10]).ok_or_else(|| corrupt(path, format!("unknown type code {}", h[10])))?;
-        let attribute =
-            Attribute::from_code(h[11]).ok_or_else(|| corrupt(path, format!("unknown attribute code {}", h[11])))?;
+        let (ty, attribute) = header::open(path, h, COMPRESSED_MAGIC, "compressed")?;
         let algorithm =
             Algorithm::from_code(h[12]).ok_or_else(|| corrupt(path, format!("unknown algorithm code {}", h[12])))?;
         let nfilters = h[15] as usize;

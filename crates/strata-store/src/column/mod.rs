@@ -3,6 +3,7 @@
 
 mod bounds;
 mod compressed;
+mod header;
 mod plain;
 
 use std::fs::File;

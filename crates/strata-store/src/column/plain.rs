@@ -20,15 +20,13 @@ use std::sync::Arc;
 
 use arrow_buffer::Buffer;
 
+use super::header::{self, HEADER_LEN};
 use crate::durable::{AtomicFile, Durability, open_rw};
 use crate::error::{IoContext, Result, corrupt};
 use crate::types::{Attribute, ColumnType};
 
 /// The first 8 bytes of every plain column file.
 pub const PLAIN_MAGIC: &[u8; 8] = b"STRPLAIN";
-/// Bytes before the first value.
-pub const HEADER_LEN: usize = 64;
-const VERSION: u16 = 1;
 
 /// The decoded header of a plain column file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,37 +43,15 @@ pub struct PlainHeader {
 
 impl PlainHeader {
     fn encode(&self) -> [u8; HEADER_LEN] {
-        let mut h = [0u8; HEADER_LEN];
-        h[0..8].copy_from_slice(PLAIN_MAGIC);
-        h[8..10].copy_from_slice(&VERSION.to_le_bytes());
-        h[10] = self.ty.code();
-        h[11] = self.attribute as u8;
+        let mut h = header::start(PLAIN_MAGIC, self.ty, self.attribute);
         h[16..24].copy_from_slice(&self.count.to_le_bytes());
         h[24..28].copy_from_slice(&self.values_crc.to_le_bytes());
-        let crc = crc32c::crc32c(&h[0..28]);
-        h[28..32].copy_from_slice(&crc.to_le_bytes());
+        header::seal(&mut h);
         h
     }
 
     fn decode(path: &Path, h: &[u8]) -> Result<PlainHeader> {
-        if h.len() < HEADER_LEN {
-            return Err(corrupt(path, format!("plain column header is {} bytes, expected {HEADER_LEN}", h.len())));
-        }
-        if &h[0..8] != PLAIN_MAGIC {
-            return Err(corrupt(path, "not a plain column file (bad magic)"));
-        }
-        let stored = u32::from_le_bytes(h[28..32].try_into().expect("4 bytes"));
-        let computed = crc32c::crc32c(&h[0..28]);
-        if stored != computed {
-            return Err(corrupt(path, format!("header checksum {stored:#010x} does not match {computed:#010x}")));
-        }
-        let version = u16::from_le_bytes([h[8], h[9]]);
-        if version != VERSION {
-            return Err(corrupt(path, format!("format version {version}, this build reads {VERSION}")));
-        }
-        let ty = ColumnType::from_code(h[10]).ok_or_else(|| corrupt(path, format!("unknown type code {}", h[10])))?;
-        let attribute =
-            Attribute::from_code(h[11]).ok_or_else(|| corrupt(path, format!("unknown attribute code {}", h[11])))?;
+        let (ty, attribute) = header::open(path, h, PLAIN_MAGIC, "plain")?;
         let count = u64::from_le_bytes(h[16..24].try_into().expect("8 bytes"));
         let values_crc = u32::from_le_bytes(h[24..28].try_into().expect("4 bytes"));
         Ok(PlainHeader { ty, attribute, count, values_crc })
