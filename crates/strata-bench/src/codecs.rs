@@ -44,7 +44,7 @@ pub const DEFAULT_SPECS: &[&str] = &[
     "shuffle+lz4hc:0",
     "delta+pco:8",
     "dec+delta+zstd:1",
-    "dec+delta+shuffle+zstd:1",
+    "dec+zstd:1",
     "dec+pco:4",
 ];
 

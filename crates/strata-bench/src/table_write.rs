@@ -103,7 +103,7 @@ impl TableWriteOptions {
 /// delta for sequence-like integers, zstd for the rest.
 pub fn typed_spec() -> TableSpec {
     TableSpec::parse(
-        "default = \"zstd:1\"\n[columns]\ntime = \"pco:4\"\nprice = \"pco:4\"\nsize = \"pco:4\"\nseq = \"delta+pco:4\"\nsym = \"zstd:1\"\n",
+        "default = \"zstd:1\"\n[columns]\ntime = \"pco:4\"\nprice = \"dec+pco:4\"\nsize = \"pco:4\"\nseq = \"delta+pco:4\"\nsym = \"zstd:1\"\n",
     )
     .expect("a valid table spec")
 }

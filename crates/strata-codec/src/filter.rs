@@ -187,27 +187,29 @@ mod decimal {
     macro_rules! impl_width {
         ($float:ty, $int:ty, $encode:ident, $decode:ident) => {
             /// The smallest digit count `k` for which every value is exactly
-            /// `i / 10^k` with `i` an integer, or `None`.
+            /// `i / 10^k` with `i` an integer; the block then holds the integers.
             fn $encode(block: &mut [u8]) -> Option<u8> {
                 const W: usize = size_of::<$float>();
-                let values: Vec<$float> =
-                    block.chunks_exact(W).map(|c| <$float>::from_le_bytes(c.try_into().expect("width"))).collect();
+                // Integers beyond the mantissa are not all exact in the float type.
+                const LIMIT: $float = (1u64 << <$float>::MANTISSA_DIGITS) as $float;
+                let read = |c: &[u8]| <$float>::from_le_bytes(c.try_into().expect("width"));
+                // Round half away from zero by truncation: no libm call on the hot path.
+                // Whichever integer it picks, the check below decides.
+                let to_int = |scaled: $float| (scaled + (0.5 as $float).copysign(scaled)) as $int;
                 'digits: for k in 0..=MAX_DIGITS {
                     let scale = (10 as $float).powi(k as i32);
-                    let mut ints = Vec::with_capacity(values.len());
-                    for v in &values {
-                        let scaled = (v * scale).round();
-                        // Stay where every integer is exact in the float type.
-                        if scaled.is_nan() || scaled.abs() >= (1u64 << <$float>::MANTISSA_DIGITS) as $float {
+                    for chunk in block.chunks_exact(W) {
+                        let v = read(chunk);
+                        let scaled = v * scale;
+                        if scaled.is_nan() || scaled.abs() >= LIMIT {
                             continue 'digits;
                         }
-                        let i = scaled as $int;
-                        if (i as $float / scale).to_bits() != v.to_bits() {
+                        if (to_int(scaled) as $float / scale).to_bits() != v.to_bits() {
                             continue 'digits;
                         }
-                        ints.push(i);
                     }
-                    for (chunk, i) in block.chunks_exact_mut(W).zip(ints) {
+                    for chunk in block.chunks_exact_mut(W) {
+                        let i = to_int(read(chunk) * scale);
                         chunk.copy_from_slice(&i.to_le_bytes());
                     }
                     return Some(k);
