@@ -81,7 +81,15 @@ impl Column {
                 data.len()
             )));
         }
-        std::str::from_utf8(&data).map_err(|e| StoreError::Invalid(format!("string data is not UTF-8: {e}")))?;
+        let text =
+            std::str::from_utf8(&data).map_err(|e| StoreError::Invalid(format!("string data is not UTF-8: {e}")))?;
+        if let Some(row) = offs.iter().position(|&o| !text.is_char_boundary(o as usize)) {
+            return Err(StoreError::Invalid(format!(
+                "string offset {} (end of row {}) falls inside a UTF-8 character",
+                offs[row],
+                row.saturating_sub(1)
+            )));
+        }
         let len = offs.len() - 1;
         Ok(Column { ty: ColumnType::String, len, values: data, offsets: Some(offsets), domain: None })
     }
@@ -367,5 +375,8 @@ mod tests {
         assert!(
             Column::from_string_buffers(Buffer::from_vec(vec![0i64, 5]), Buffer::from_vec(b"abc".to_vec())).is_err()
         );
+        let split_char =
+            Column::from_string_buffers(Buffer::from_vec(vec![0i64, 1, 2]), Buffer::from_vec("é".as_bytes().to_vec()));
+        assert!(split_char.unwrap_err().to_string().contains("inside a UTF-8 character"));
     }
 }

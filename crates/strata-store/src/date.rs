@@ -59,9 +59,11 @@ impl FromStr for Date {
     /// Parses `YYYY.MM.DD` (kdb+'s form) or `YYYY-MM-DD`.
     fn from_str(s: &str) -> Result<Date, StoreError> {
         let bad = || StoreError::Invalid(format!("{s:?} is not a date: expected YYYY.MM.DD"));
-        let parts: Vec<&str> = s.split(['.', '-']).collect();
+        let separator = if s.contains('.') { '.' } else { '-' };
+        let parts: Vec<&str> = s.split(separator).collect();
         let [y, m, d] = parts[..] else { return Err(bad()) };
-        if y.len() != 4 || m.len() != 2 || d.len() != 2 {
+        let digits = |p: &str| p.bytes().all(|b| b.is_ascii_digit());
+        if y.len() != 4 || m.len() != 2 || d.len() != 2 || !digits(y) || !digits(m) || !digits(d) {
             return Err(bad());
         }
         let (y, m, d) = (y.parse().map_err(|_| bad())?, m.parse().map_err(|_| bad())?, d.parse().map_err(|_| bad())?);
@@ -90,7 +92,7 @@ mod tests {
             let (y, m, dd) = d.ymd();
             assert_eq!(Date::from_ymd(y, m, dd), Some(d));
         }
-        for bad in ["2023.02.29", "2023.13.01", "20230101", "2023.1.01", "x"] {
+        for bad in ["2023.02.29", "2023.13.01", "20230101", "2023.1.01", "x", "2024-01.03", "+999.01.01"] {
             assert!(bad.parse::<Date>().is_err(), "{bad}");
         }
     }

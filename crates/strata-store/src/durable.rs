@@ -55,13 +55,14 @@ impl AtomicFile {
 
     /// Flushes, syncs as the durability asks, and renames over the target.
     pub fn commit(mut self) -> Result<()> {
-        let writer = self.writer.take().expect("committed once");
-        let file = writer.into_inner().map_err(|e| e.into_error()).at(&self.temp)?;
+        let writer = self.writer.as_mut().expect("committed once");
+        writer.flush().at(&self.temp)?;
         if self.durability == Durability::Fsync {
-            file.sync_all().at(&self.temp)?;
+            writer.get_ref().sync_all().at(&self.temp)?;
         }
-        drop(file);
         fs::rename(&self.temp, &self.target).at(&self.target)?;
+        // Renamed: nothing is left for Drop to clean up.
+        self.writer = None;
         if self.durability == Durability::Fsync {
             sync_parent(&self.target)?;
         }

@@ -38,7 +38,8 @@ pub fn classify(path: &Path) -> Result<PathKind> {
     let mut tables = Vec::new();
     for entry in fs::read_dir(path).at(path)? {
         let dir = entry.at(path)?.path();
-        if dir.join(COLUMN_ORDER_FILE).is_file() {
+        let hidden = dir.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.'));
+        if !hidden && dir.join(COLUMN_ORDER_FILE).is_file() {
             tables.push(dir);
         }
     }

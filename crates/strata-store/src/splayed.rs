@@ -53,6 +53,11 @@ impl Default for WriteOptions {
 /// checked before anything is written; columns (and their blocks) are written in
 /// parallel on the current rayon pool.
 pub fn write_splayed(dir: &Path, table: &Table, options: &WriteOptions) -> Result<()> {
+    let parent = dir.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    if parent.is_dir() {
+        remove_leftovers(parent, &name)?;
+    }
     let mut attributes = vec![Attribute::None; table.names().len()];
     for (name, attribute) in &options.attributes {
         let i = table.names().iter().position(|n| n == name).ok_or_else(|| table.column(name).unwrap_err())?;
@@ -68,11 +73,15 @@ pub fn write_splayed(dir: &Path, table: &Table, options: &WriteOptions) -> Resul
         .map(|(name, column)| options.spec.spec_for(name, column.ty(), &options.database_default))
         .collect::<Result<Vec<_>>>()?;
 
-    let parent = dir.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let created_parent = !parent.exists();
     fs::create_dir_all(parent).at(parent)?;
-    let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    remove_leftovers(parent, &name)?;
-    let staging = parent.join(format!(".{name}.tmp.{}", std::process::id()));
+    if created_parent && options.durability == Durability::Fsync {
+        // A new partition directory must survive a power cut too.
+        sync_parent(parent)?;
+    }
+    static STAGING_COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let unique = STAGING_COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let staging = parent.join(format!(".{name}.tmp.{}.{unique}", std::process::id()));
     fs::create_dir(&staging).at(&staging)?;
     let durability = options.durability;
     let written = (0..table.names().len()).into_par_iter().try_for_each(|i| {
@@ -112,8 +121,24 @@ pub fn write_splayed(dir: &Path, table: &Table, options: &WriteOptions) -> Resul
 
 /// Removes staging and retired directories of table `name` left in `parent` by writers
 /// that died mid-write. They never hold the table's real name, so they are garbage.
+///
+/// One exception: if the table itself is missing, a writer died between moving the old
+/// table aside and moving the new one in (the fallback path of [`replace_dir`]); the
+/// retired copy is then whole and is put back first.
 fn remove_leftovers(parent: &Path, name: &str) -> Result<()> {
     let (staging, retired) = (format!(".{name}.tmp."), format!(".{name}.old."));
+    let target = parent.join(name);
+    if !target.exists() {
+        for entry in fs::read_dir(parent).at(parent)? {
+            let entry = entry.at(parent)?;
+            if entry.file_name().to_string_lossy().starts_with(&retired)
+                && entry.path().join(COLUMN_ORDER_FILE).is_file()
+            {
+                fs::rename(entry.path(), &target).at(&target)?;
+                break;
+            }
+        }
+    }
     for entry in fs::read_dir(parent).at(parent)? {
         let entry = entry.at(parent)?;
         let file_name = entry.file_name().to_string_lossy().into_owned();
@@ -124,16 +149,32 @@ fn remove_leftovers(parent: &Path, name: &str) -> Result<()> {
     Ok(())
 }
 
-/// Moves `staging` to `target`, replacing an existing directory: the old one is moved
-/// aside first and removed after the new one is in place.
+/// Moves `staging` to `target`. An existing table is swapped out in one atomic
+/// `renameat2(RENAME_EXCHANGE)`, so the real name always holds a whole table; where the
+/// file system cannot exchange, the old table is moved aside first (and restored by
+/// [`remove_leftovers`] if the writer dies in between).
 fn replace_dir(staging: &Path, target: &Path, durability: Durability) -> Result<()> {
-    let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let retired = target.with_file_name(format!(".{name}.old.{}", std::process::id()));
     let had_old = target.exists();
-    if had_old {
-        fs::rename(target, &retired).at(target)?;
-    }
-    fs::rename(staging, target).at(target)?;
+    let exchanged = had_old
+        && rustix::fs::renameat_with(
+            rustix::fs::CWD,
+            staging,
+            rustix::fs::CWD,
+            target,
+            rustix::fs::RenameFlags::EXCHANGE,
+        )
+        .is_ok();
+    let retired = if exchanged {
+        staging.to_path_buf()
+    } else {
+        let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let retired = target.with_file_name(format!(".{name}.old.{}", std::process::id()));
+        if had_old {
+            fs::rename(target, &retired).at(target)?;
+        }
+        fs::rename(staging, target).at(target)?;
+        retired
+    };
     if durability == Durability::Fsync {
         sync_parent(target)?;
     }
@@ -319,6 +360,27 @@ mod tests {
         let names: Vec<_> =
             fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
         assert_eq!(names, ["t"], "no staging or retired directories remain");
+    }
+
+    #[test]
+    fn a_table_moved_aside_by_a_dead_writer_is_put_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t");
+        let old =
+            Table::new(vec![("x".into(), Column::from_values(ColumnType::Long, vec![1i64, 2]).unwrap())]).unwrap();
+        write_splayed(&path, &old, &WriteOptions::default()).unwrap();
+        // A writer on the fallback path died after moving the old table aside.
+        fs::rename(&path, dir.path().join(".t.old.999")).unwrap();
+        let bad =
+            Table::new(vec![("x".into(), Column::from_values(ColumnType::Long, vec![3i64, 1]).unwrap())]).unwrap();
+        let options = WriteOptions { attributes: vec![("x".into(), Attribute::Sorted)], ..Default::default() };
+        assert!(write_splayed(&path, &bad, &options).is_err(), "refused before anything is touched");
+        let new = Table::new(vec![("x".into(), Column::from_values(ColumnType::Long, vec![7i64]).unwrap())]).unwrap();
+        let failing =
+            WriteOptions { spec: TableSpec::parse("[columns]\nx = \"xor+pco\"\n").unwrap(), ..Default::default() };
+        assert!(write_splayed(&path, &new, &failing).is_err());
+        assert_eq!(SplayedTable::open(&path).unwrap().read(&Arc::new(vec![])).unwrap(), old, "restored");
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
     }
 
     #[test]

@@ -50,9 +50,10 @@ impl SymFile {
     pub fn enumerate<S: AsRef<str>>(&self, symbols: &[S], durability: Durability) -> Result<(Vec<u32>, SymbolDomain)> {
         for s in symbols {
             let s = s.as_ref();
-            if s.contains('\n') {
+            if s.contains(['\n', '\r']) {
                 return Err(StoreError::Invalid(format!(
-                    "symbol {s:?} contains a newline, which the sym file cannot hold"
+                    "{}: symbol {s:?} contains a line break, which the sym file cannot hold",
+                    self.path.display()
                 )));
             }
         }
@@ -60,6 +61,10 @@ impl SymFile {
             OpenOptions::new().read(true).write(true).create(true).truncate(false).open(&self.path).at(&self.path)?;
         flock(&file, FlockOperation::LockExclusive)
             .map_err(|e| StoreError::Io { path: self.path.clone(), source: e.into() })?;
+        if valid_len_is_new(&file) && durability == Durability::Fsync {
+            // A sym file just created must survive a power cut with its first symbols.
+            crate::durable::sync_parent(&self.path)?;
+        }
         let (mut domain, valid_len) = parse(&self.path, &mut file)?;
         let mut index: HashMap<&str, u32> = HashMap::with_capacity(domain.len());
         for (k, s) in domain.iter().enumerate() {
@@ -123,6 +128,11 @@ impl SymFile {
     }
 }
 
+/// Whether the (locked) sym file is still empty, i.e. this writer may have created it.
+fn valid_len_is_new(file: &File) -> bool {
+    file.metadata().map(|m| m.len() == 0).unwrap_or(false)
+}
+
 /// The symbols in the file and the length of its complete lines.
 fn parse(path: &Path, file: &mut File) -> Result<(Vec<String>, u64)> {
     let mut bytes = Vec::new();
@@ -131,7 +141,7 @@ fn parse(path: &Path, file: &mut File) -> Result<(Vec<String>, u64)> {
     let complete = bytes.iter().rposition(|b| *b == b'\n').map(|p| p + 1).unwrap_or(0);
     let text = std::str::from_utf8(&bytes[..complete])
         .map_err(|e| corrupt(path, format!("sym file is not UTF-8 at byte {}", e.valid_up_to())))?;
-    let symbols: Vec<String> = text.lines().map(str::to_string).collect();
+    let symbols: Vec<String> = text.split_terminator('\n').map(str::to_string).collect();
     Ok((symbols, complete as u64))
 }
 
@@ -174,5 +184,7 @@ mod tests {
         assert_eq!(stored.values::<u32>(), [1, 2, 1]);
         assert_eq!(stored, local);
         assert!(sym.enumerate(&["bad\nsym"], Durability::Rename).is_err());
+        let err = sym.enumerate(&["A\r"], Durability::Rename).unwrap_err().to_string();
+        assert!(err.contains("line break") && err.contains("sym"), "{err}");
     }
 }

@@ -79,6 +79,9 @@ fn zone_offset(zone: &str) -> Option<i128> {
         _ => return None,
     };
     let digits = zone[1..].replace(':', "");
+    if !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
     let (h, m) = match digits.len() {
         2 => (&digits[..2], "0"),
         4 => (&digits[..2], &digits[2..]),

@@ -28,7 +28,7 @@ use strata_codec::{Algorithm, CompressionSpec, ElementKind, Filter, MAX_FILTERS,
 
 use super::bounds::BlockBounds;
 use super::header::{self, HEADER_LEN};
-use crate::durable::{AtomicFile, Durability, open_rw, sync_parent};
+use crate::durable::{AtomicFile, Durability, open_rw};
 use crate::error::{IoContext, Result, StoreError, corrupt};
 use crate::types::{Attribute, ColumnType};
 
@@ -300,7 +300,7 @@ impl CompressedColumn {
     fn check_index(&self) -> Result<()> {
         let block_bytes = self.header.spec.block_bytes() as u64;
         let width = self.header.ty.width() as u64;
-        if self.trailer.raw_bytes != self.trailer.count * width {
+        if self.trailer.count.checked_mul(width) != Some(self.trailer.raw_bytes) {
             return Err(corrupt(
                 &self.path,
                 format!(
@@ -313,7 +313,13 @@ impl CompressedColumn {
         for (i, e) in self.entries.iter().enumerate() {
             let last = i + 1 == self.entries.len();
             let full = e.raw_len as u64 == block_bytes;
-            let inside = e.offset >= HEADER_LEN as u64 && e.offset + e.stored_len as u64 <= self.trailer.index_offset;
+            let inside = e.offset >= HEADER_LEN as u64
+                && e.offset.checked_add(e.stored_len as u64).is_some_and(|end| end <= self.trailer.index_offset);
+            // A raw block is stored as is: its stored length is its raw length.
+            let raw_ok = !e.raw || e.stored_len == e.raw_len;
+            if !raw_ok || !(e.raw_len as u64).is_multiple_of(width) {
+                return Err(corrupt(&self.path, format!("index entry for block {i} has impossible lengths")));
+            }
             if !(full || last && e.raw_len as u64 <= block_bytes && e.raw_len > 0) || !inside {
                 return Err(corrupt(
                     &self.path,
@@ -422,17 +428,30 @@ fn read_tail(file: &File, end: u64) -> Option<(Trailer, u64, Vec<u8>)> {
 
 /// Scans backwards for the last trailer and index that pass their checksums: the
 /// state before an append that was cut short.
+///
+/// Reads the file backwards in 1 MiB windows (overlapping by the magic's length) so a
+/// large column does not have to fit in memory to be recovered.
 fn find_last_tail(path: &Path, file: &File, len: u64) -> Result<(Trailer, u64, Vec<u8>)> {
-    let mut all = vec![0u8; len as usize];
-    file.read_exact_at(&mut all, 0).at(path)?;
-    let mut end = all.len();
-    while end >= HEADER_LEN + TRAILER_LEN {
-        if &all[end - 8..end] == TRAILER_MAGIC
-            && let Some(tail) = read_tail(file, end as u64)
-        {
-            return Ok(tail);
+    const WINDOW: u64 = 1 << 20;
+    let lowest_end = (HEADER_LEN + TRAILER_LEN) as u64;
+    let mut window_end = len;
+    while window_end >= lowest_end {
+        let window_start = window_end.saturating_sub(WINDOW + TRAILER_MAGIC.len() as u64);
+        let mut window = vec![0u8; (window_end - window_start) as usize];
+        file.read_exact_at(&mut window, window_start).at(path)?;
+        for local_end in (TRAILER_MAGIC.len()..=window.len()).rev() {
+            let end = window_start + local_end as u64;
+            if end >= lowest_end
+                && &window[local_end - TRAILER_MAGIC.len()..local_end] == TRAILER_MAGIC
+                && let Some(tail) = read_tail(file, end)
+            {
+                return Ok(tail);
+            }
         }
-        end -= 1;
+        if window_start == 0 {
+            break;
+        }
+        window_end = window_start + TRAILER_MAGIC.len() as u64 - 1;
     }
     Err(corrupt(path, "no valid trailer and block index: the file is truncated or corrupt"))
 }
@@ -462,7 +481,7 @@ pub fn append_compressed(path: &Path, raw: &[u8], durability: Durability) -> Res
     }
     tail.extend_from_slice(raw);
     let blocks = encode_blocks(ty, &column.header.spec, &tail).map_err(|e| codec_error(path, e))?;
-    let mut offset = column.valid_len;
+    let offset = column.valid_len;
     let mut bytes = Vec::new();
     for block in blocks {
         entries.push(BlockEntry { offset: offset + bytes.len() as u64, ..block.entry });
@@ -477,14 +496,15 @@ pub fn append_compressed(path: &Path, raw: &[u8], durability: Durability) -> Res
         index_crc: crc32c::crc32c(&index),
     };
     bytes.extend_from_slice(&index);
-    bytes.extend_from_slice(&trailer.encode());
     file.set_len(offset).at(path)?;
     file.write_all_at(&bytes, offset).at(path)?;
-    offset += bytes.len() as u64;
-    debug_assert_eq!(offset, file.metadata().at(path)?.len());
+    // The trailer makes the new blocks count: it goes out only once they are on disk.
     if durability == Durability::Fsync {
         file.sync_data().at(path)?;
-        sync_parent(path)?;
+    }
+    file.write_all_at(&trailer.encode(), offset + bytes.len() as u64).at(path)?;
+    if durability == Durability::Fsync {
+        file.sync_data().at(path)?;
     }
     Ok(())
 }

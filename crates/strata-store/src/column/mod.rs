@@ -165,8 +165,19 @@ pub fn write_column_file(
 }
 
 /// Appends raw values to a column file of either kind, keeping its encoding.
+///
+/// A file with an attribute is refused: the appended values could break its promise
+/// and its index would go stale, so such columns are rewritten whole instead.
 pub fn append_column_file(path: &Path, values: &[u8], durability: Durability) -> Result<()> {
-    match ColumnFile::open(path)? {
+    let file = ColumnFile::open(path)?;
+    if file.attribute() != Attribute::None {
+        return Err(crate::StoreError::Invalid(format!(
+            "{}: cannot append to a column with the {} attribute; rewrite the table instead",
+            path.display(),
+            file.attribute()
+        )));
+    }
+    match file {
         ColumnFile::Plain(p) => {
             drop(p);
             plain::append_plain(path, values, durability)

@@ -80,6 +80,7 @@ pub fn write_plain(
 pub fn append_plain(path: &Path, values: &[u8], durability: Durability) -> Result<()> {
     let file = open_rw(path)?;
     let header = read_header(path, &file)?;
+    let end = values_end(path, &file, &header)?;
     if !values.len().is_multiple_of(header.ty.width()) {
         return Err(crate::StoreError::Invalid(format!(
             "{}: {} bytes are not a whole number of {} values",
@@ -88,7 +89,6 @@ pub fn append_plain(path: &Path, values: &[u8], durability: Durability) -> Resul
             header.ty
         )));
     }
-    let end = HEADER_LEN as u64 + header.count * header.ty.width() as u64;
     file.write_all_at(values, end).at(path)?;
     // Drop whatever a torn earlier append left past the new end.
     file.set_len(end + values.len() as u64).at(path)?;
@@ -105,6 +105,23 @@ pub fn append_plain(path: &Path, values: &[u8], durability: Durability) -> Resul
         file.sync_data().at(path)?;
     }
     Ok(())
+}
+
+/// The byte just past the last value the header promises, checked against the file's
+/// length (a truncated file is corrupt, not a column with zeros at the end).
+fn values_end(path: &Path, file: &File, header: &PlainHeader) -> Result<u64> {
+    let needed = header.count.checked_mul(header.ty.width() as u64).and_then(|b| b.checked_add(HEADER_LEN as u64));
+    let len = file.metadata().at(path)?.len();
+    match needed {
+        Some(n) if n <= len => Ok(n),
+        _ => Err(corrupt(
+            path,
+            format!(
+                "header promises {} {} values but the file is only {len} bytes (truncated?)",
+                header.count, header.ty
+            ),
+        )),
+    }
 }
 
 fn read_header(path: &Path, file: &File) -> Result<PlainHeader> {
@@ -133,20 +150,7 @@ impl PlainColumn {
     pub fn open(path: &Path) -> Result<PlainColumn> {
         let file = File::open(path).at(path)?;
         let header = read_header(path, &file)?;
-        let needed = header.count.checked_mul(header.ty.width() as u64).and_then(|b| b.checked_add(HEADER_LEN as u64));
-        let len = file.metadata().at(path)?.len();
-        match needed {
-            Some(n) if n <= len => {}
-            _ => {
-                return Err(corrupt(
-                    path,
-                    format!(
-                        "header promises {} {} values but the file is only {len} bytes (truncated?)",
-                        header.count, header.ty
-                    ),
-                ));
-            }
-        }
+        values_end(path, &file, &header)?;
         // SAFETY: the file is mapped read-only; Strata never truncates a sealed column
         // file in place (rewrites go to a new file and rename over it).
         let map = unsafe { memmap2::Mmap::map(&file) }.at(path)?;

@@ -342,3 +342,43 @@ proptest! {
         prop_assert_eq!(p.as_slice(), c.as_slice());
     }
 }
+
+#[test]
+fn a_torn_tail_is_found_past_the_scan_window() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big");
+    let raw = sample(ColumnType::Long, 300_000, 4);
+    let spec: CompressionSpec = "shuffle+none@12".parse().unwrap(); // blocks stored as is: a 2.4 MB file
+    write_column_file(&path, ColumnType::Long, Attribute::None, &spec, &raw[..8 * 150_000], Durability::Rename)
+        .unwrap();
+    let before = std::fs::metadata(&path).unwrap().len();
+    append_column_file(&path, &raw[8 * 150_000..], Durability::Rename).unwrap();
+    let after = std::fs::metadata(&path).unwrap().len();
+    assert!(after - before > 1 << 20, "the torn tail spans more than one scan window");
+    std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(after - 10).unwrap();
+    assert_eq!(ColumnFile::open(&path).unwrap().all_values().unwrap().as_slice(), &raw[..8 * 150_000]);
+}
+
+#[test]
+fn appends_to_columns_with_attributes_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s");
+    let raw = sample(ColumnType::Long, 100, 1);
+    write_column_file(&path, ColumnType::Long, Attribute::Sorted, &CompressionSpec::none(), &raw, Durability::Rename)
+        .unwrap();
+    let err = append_column_file(&path, &raw, Durability::Rename).unwrap_err().to_string();
+    assert!(err.contains("sorted attribute") && err.contains(path.to_str().unwrap()), "{err}");
+    assert_eq!(ColumnFile::open(&path).unwrap().len(), 100);
+}
+
+#[test]
+fn appending_to_a_truncated_plain_file_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("p");
+    let raw = sample(ColumnType::Long, 100, 1);
+    write_column_file(&path, ColumnType::Long, Attribute::None, &CompressionSpec::none(), &raw, Durability::Rename)
+        .unwrap();
+    std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(64 + 8 * 50).unwrap();
+    let err = append_column_file(&path, &raw, Durability::Rename).unwrap_err().to_string();
+    assert!(err.contains("truncated"), "{err}");
+}
