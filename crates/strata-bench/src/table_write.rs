@@ -129,26 +129,34 @@ pub fn run(options: &TableWriteOptions, dir: &Path) -> Result<Report, strata_sto
         let target = dir.join("bench_write");
         let write_options =
             WriteOptions { spec: spec.clone(), durability: Durability::Rename, ..WriteOptions::default() };
-        let mut baseline = None;
-        for &threads in &options.threads {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .map_err(|e| strata_store::StoreError::Invalid(format!("cannot start {threads} threads: {e}")))?;
-            let mut best = f64::INFINITY;
-            for _ in 0..options.repeats.max(1) {
+        let pools = options
+            .threads
+            .iter()
+            .map(|&threads| {
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .map_err(|e| strata_store::StoreError::Invalid(format!("cannot start {threads} threads: {e}")))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        // Thread counts take turns within each repeat, so drift in the machine's load
+        // or page cache falls on all of them alike.
+        let mut best = vec![f64::INFINITY; pools.len()];
+        for _ in 0..options.repeats.max(1) {
+            for (pool, best) in pools.iter().zip(&mut best) {
                 let start = Instant::now();
                 pool.install(|| write_splayed(&target, &table, &write_options))?;
-                best = best.min(start.elapsed().as_secs_f64());
+                *best = best.min(start.elapsed().as_secs_f64());
             }
-            let baseline_seconds = *baseline.get_or_insert(best);
-            let stored: u64 = SplayedTable::open(&target)?.stats()?.iter().map(|s| s.stored_bytes).sum();
+        }
+        let stored: u64 = SplayedTable::open(&target)?.stats()?.iter().map(|s| s.stored_bytes).sum();
+        for (&threads, &seconds) in options.threads.iter().zip(&best) {
             rows.push_row(vec![
                 Cell::from(label.as_str()),
                 Cell::Number(threads as f64),
-                Cell::Number(best),
-                Cell::Number(raw_bytes as f64 / 1e6 / best),
-                Cell::Number(baseline_seconds / best),
+                Cell::Number(seconds),
+                Cell::Number(raw_bytes as f64 / 1e6 / seconds),
+                Cell::Number(best[0] / seconds),
                 Cell::Number(stored as f64 / 1e6),
                 Cell::Number(raw_bytes as f64 / stored as f64),
             ]);
