@@ -1,0 +1,436 @@
+//! The as-of join operator.
+//!
+//! The left side (trades) is collected and its rows grouped by key, each group in
+//! time order. The right side (quotes) streams past, each partition on its own task,
+//! in the order its input declares: the key columns the input is sorted by, then
+//! time. Within a partition the rows of any key therefore arrive in time order, and
+//! one pass merges them with the left rows of that key: no sort, no copy of the
+//! right side, and right rows whose key no left row has are skipped after one
+//! integer lookup. Partitions' picks are combined by time (then input order).
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+use arrow_array::{Array, ArrayRef, RecordBatch, RecordBatchOptions, UInt32Array, new_null_array};
+use arrow_schema::SchemaRef;
+use datafusion::arrow::compute::{concat_batches, interleave, take};
+use datafusion::common::Result;
+use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::common_runtime::SpawnedTask;
+use datafusion::execution::TaskContext;
+use datafusion::execution::memory_pool::{MemoryConsumer, MemoryReservation};
+use datafusion::logical_expr::JoinType;
+use datafusion::physical_expr::{EquivalenceProperties, LexRequirement, OrderingRequirements, PhysicalExpr};
+use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::physical_plan::{
+    DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning, PlanProperties, SendableRecordBatchStream, collect,
+};
+use futures::{StreamExt, TryStreamExt};
+
+use super::keys::{ABSENT, KeyCoder, times};
+use super::plan::Direction;
+
+/// The as-of join execution plan.
+#[derive(Debug)]
+pub struct AsofJoinExec {
+    left: Arc<dyn ExecutionPlan>,
+    right: Arc<dyn ExecutionPlan>,
+    left_keys: Vec<Arc<dyn PhysicalExpr>>,
+    right_keys: Vec<Arc<dyn PhysicalExpr>>,
+    left_time: Arc<dyn PhysicalExpr>,
+    right_time: Arc<dyn PhysicalExpr>,
+    direction: Direction,
+    strict: bool,
+    join_type: JoinType,
+    right_order: LexRequirement,
+    schema: SchemaRef,
+    properties: Arc<PlanProperties>,
+}
+
+/// What to build an [`AsofJoinExec`] from.
+pub struct AsofJoinSpec {
+    /// Left input.
+    pub left: Arc<dyn ExecutionPlan>,
+    /// Right input.
+    pub right: Arc<dyn ExecutionPlan>,
+    /// Left key expressions.
+    pub left_keys: Vec<Arc<dyn PhysicalExpr>>,
+    /// Right key expressions, pairwise equal to the left ones.
+    pub right_keys: Vec<Arc<dyn PhysicalExpr>>,
+    /// Left time.
+    pub left_time: Arc<dyn PhysicalExpr>,
+    /// Right time.
+    pub right_time: Arc<dyn PhysicalExpr>,
+    /// Backward (kdb+'s `aj`) or forward.
+    pub direction: Direction,
+    /// Whether equal times are excluded.
+    pub strict: bool,
+    /// Inner or left.
+    pub join_type: JoinType,
+    /// The order the right side must arrive in (per partition).
+    pub right_order: LexRequirement,
+    /// Output schema: left columns then right columns.
+    pub schema: SchemaRef,
+}
+
+impl AsofJoinExec {
+    /// The operator for `spec`.
+    pub fn new(spec: AsofJoinSpec) -> AsofJoinExec {
+        let properties = Arc::new(PlanProperties::new(
+            EquivalenceProperties::new(spec.schema.clone()),
+            Partitioning::UnknownPartitioning(1),
+            EmissionType::Final,
+            Boundedness::Bounded,
+        ));
+        AsofJoinExec {
+            left: spec.left,
+            right: spec.right,
+            left_keys: spec.left_keys,
+            right_keys: spec.right_keys,
+            left_time: spec.left_time,
+            right_time: spec.right_time,
+            direction: spec.direction,
+            strict: spec.strict,
+            join_type: spec.join_type,
+            right_order: spec.right_order,
+            schema: spec.schema,
+            properties,
+        }
+    }
+
+    fn spec_with(&self, left: Arc<dyn ExecutionPlan>, right: Arc<dyn ExecutionPlan>) -> AsofJoinSpec {
+        AsofJoinSpec {
+            left,
+            right,
+            left_keys: self.left_keys.clone(),
+            right_keys: self.right_keys.clone(),
+            left_time: self.left_time.clone(),
+            right_time: self.right_time.clone(),
+            direction: self.direction,
+            strict: self.strict,
+            join_type: self.join_type,
+            right_order: self.right_order.clone(),
+            schema: self.schema.clone(),
+        }
+    }
+}
+
+impl DisplayAs for AsofJoinExec {
+    fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
+        let keys: Vec<String> = self.left_keys.iter().zip(&self.right_keys).map(|(l, r)| format!("{l} = {r}")).collect();
+        write!(
+            f,
+            "AsofJoinExec: {:?}, keys=[{}], time={} {:?}{} {}, right order=[{}]",
+            self.join_type,
+            keys.join(", "),
+            self.left_time,
+            self.direction,
+            if self.strict { " strict" } else { "" },
+            self.right_time,
+            self.right_order
+        )
+    }
+}
+
+impl ExecutionPlan for AsofJoinExec {
+    fn name(&self) -> &str {
+        "AsofJoinExec"
+    }
+
+    fn properties(&self) -> &Arc<PlanProperties> {
+        &self.properties
+    }
+
+    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
+        vec![&self.left, &self.right]
+    }
+
+    fn required_input_ordering(&self) -> Vec<Option<OrderingRequirements>> {
+        vec![None, Some(OrderingRequirements::new(self.right_order.clone()))]
+    }
+
+    fn maintains_input_order(&self) -> Vec<bool> {
+        vec![false, false]
+    }
+
+    fn benefits_from_input_partitioning(&self) -> Vec<bool> {
+        // More right partitions would split key runs the scan keeps whole.
+        vec![false, false]
+    }
+
+    fn apply_expressions(
+        &self,
+        f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
+    ) -> Result<TreeNodeRecursion> {
+        for e in self.left_keys.iter().chain(&self.right_keys).chain([&self.left_time, &self.right_time]) {
+            if f(e)? == TreeNodeRecursion::Stop {
+                return Ok(TreeNodeRecursion::Stop);
+            }
+        }
+        Ok(TreeNodeRecursion::Continue)
+    }
+
+    fn with_new_children(self: Arc<Self>, children: Vec<Arc<dyn ExecutionPlan>>) -> Result<Arc<dyn ExecutionPlan>> {
+        let [left, right]: [Arc<dyn ExecutionPlan>; 2] =
+            children.try_into().map_err(|_| datafusion::error::DataFusionError::Internal("AsofJoinExec has two children".into()))?;
+        Ok(Arc::new(AsofJoinExec::new(self.spec_with(left, right))))
+    }
+
+    fn execute(&self, _partition: usize, context: Arc<TaskContext>) -> Result<SendableRecordBatchStream> {
+        let job = Job {
+            left: self.left.clone(),
+            right: self.right.clone(),
+            left_keys: self.left_keys.clone(),
+            right_keys: self.right_keys.clone(),
+            left_time: self.left_time.clone(),
+            right_time: self.right_time.clone(),
+            direction: self.direction,
+            strict: self.strict,
+            join_type: self.join_type,
+            schema: self.schema.clone(),
+        };
+        let reservation = MemoryConsumer::new("AsofJoinExec").register(context.memory_pool());
+        let stream = futures::stream::once(job.run(context, reservation)).map_ok(|b| futures::stream::iter(b.into_iter().map(Ok))).try_flatten();
+        Ok(Box::pin(RecordBatchStreamAdapter::new(self.schema.clone(), stream)))
+    }
+}
+
+/// One execution of the join.
+#[derive(Clone)]
+struct Job {
+    left: Arc<dyn ExecutionPlan>,
+    right: Arc<dyn ExecutionPlan>,
+    left_keys: Vec<Arc<dyn PhysicalExpr>>,
+    right_keys: Vec<Arc<dyn PhysicalExpr>>,
+    left_time: Arc<dyn PhysicalExpr>,
+    right_time: Arc<dyn PhysicalExpr>,
+    direction: Direction,
+    strict: bool,
+    join_type: JoinType,
+    schema: SchemaRef,
+}
+
+/// The collected left side, grouped by key.
+struct LeftIndex {
+    batch: RecordBatch,
+    /// Rows of each key group, in time order.
+    groups: Vec<Vec<u32>>,
+    times: Vec<i64>,
+    group_of: HashMap<Vec<u64>, u32>,
+    first_codes: std::collections::HashSet<u64>,
+}
+
+/// A right row picked for a left row: its time, partition, batch and row.
+type Pick = (i64, u32, u32, u32);
+
+/// What one right partition found.
+struct PartitionPicks {
+    picks: Vec<Option<Pick>>,
+    batches: Vec<RecordBatch>,
+}
+
+fn evaluate(exprs: &[Arc<dyn PhysicalExpr>], batch: &RecordBatch) -> Result<Vec<ArrayRef>> {
+    exprs.iter().map(|e| e.evaluate(batch)?.into_array(batch.num_rows())).collect()
+}
+
+impl Job {
+    async fn run(self, context: Arc<TaskContext>, mut reservation: MemoryReservation) -> Result<Vec<RecordBatch>> {
+        let left_batches = collect(self.left.clone(), context.clone()).await?;
+        let batch = concat_batches(&self.left.schema(), &left_batches)?;
+        drop(left_batches);
+        reservation.try_grow(batch.get_array_memory_size())?;
+        let (index, coder) = self.index_left(batch)?;
+        let index = Arc::new(index);
+        let rows = index.batch.num_rows();
+        let mut tasks = Vec::new();
+        for partition in 0..self.right.output_partitioning().partition_count() {
+            let (job, index, context, coder) = (self.clone(), index.clone(), context.clone(), coder.clone());
+            let mut reservation = reservation.new_empty();
+            tasks.push(SpawnedTask::spawn(async move {
+                let picks = job.scan_right(partition, &index, coder, context, &mut reservation).await;
+                (picks, reservation)
+            }));
+        }
+        let mut results = Vec::new();
+        for task in tasks {
+            let (picks, r) = task.join().await.map_err(|e| datafusion::error::DataFusionError::External(Box::new(e)))?;
+            reservation.try_grow(r.size())?;
+            results.push(picks?);
+        }
+        self.output(&index, rows, results)
+    }
+
+    fn index_left(&self, batch: RecordBatch) -> Result<(LeftIndex, KeyCoder)> {
+        let mut coder = KeyCoder::default();
+        let keys = evaluate(&self.left_keys, &batch)?;
+        let codes = keys.iter().map(|k| coder.codes(k, true)).collect::<Result<Vec<_>>>()?;
+        let time = times(&self.left_time.evaluate(&batch)?.into_array(batch.num_rows())?)?;
+        let mut group_of: HashMap<Vec<u64>, u32> = HashMap::new();
+        let mut groups: Vec<Vec<u32>> = Vec::new();
+        for row in 0..batch.num_rows() {
+            let key: Vec<u64> = codes.iter().map(|c| c[row]).collect();
+            if key.contains(&ABSENT) || time[row].is_none() {
+                continue;
+            }
+            let g = *group_of.entry(key).or_insert_with(|| {
+                groups.push(Vec::new());
+                (groups.len() - 1) as u32
+            });
+            groups[g as usize].push(row as u32);
+        }
+        let times: Vec<i64> = time.iter().map(|t| t.unwrap_or(i64::MIN)).collect();
+        for rows in &mut groups {
+            rows.sort_by_key(|r| times[*r as usize]);
+        }
+        let first_codes = group_of.keys().map(|k| k.first().copied().unwrap_or(0)).collect();
+        Ok((LeftIndex { batch, groups, times, group_of, first_codes }, coder))
+    }
+
+    async fn scan_right(
+        &self,
+        partition: usize,
+        index: &LeftIndex,
+        mut coder: KeyCoder,
+        context: Arc<TaskContext>,
+        reservation: &mut MemoryReservation,
+    ) -> Result<PartitionPicks> {
+        let rows = index.batch.num_rows();
+        let group_count = index.groups.len();
+        let mut picks: Vec<Option<Pick>> = vec![None; rows];
+        let mut next = vec![0usize; group_count];
+        let mut last: Vec<Option<Pick>> = vec![None; group_count];
+        let mut batches = Vec::new();
+        let mut stream = self.right.execute(partition, context)?;
+        let p = partition as u32;
+        while let Some(batch) = stream.next().await {
+            let batch = batch?;
+            let keys = evaluate(&self.right_keys, &batch)?;
+            let time = times(&self.right_time.evaluate(&batch)?.into_array(batch.num_rows())?)?;
+            let LeftIndex { groups, times: left_times, group_of, first_codes, .. } = index;
+            let first = match keys.first() {
+                Some(k) => coder.codes(k, false)?,
+                None => vec![0; batch.num_rows()],
+            };
+            let rest = keys[1.min(keys.len())..].iter().map(|k| coder.codes(k, false)).collect::<Result<Vec<_>>>()?;
+            let b = batches.len() as u32;
+            let mut used = false;
+            let mut key = Vec::with_capacity(keys.len());
+            for row in 0..batch.num_rows() {
+                let code = first[row];
+                if code == ABSENT || !first_codes.contains(&code) {
+                    continue;
+                }
+                let Some(t) = time[row] else { continue };
+                key.clear();
+                if !keys.is_empty() {
+                    key.push(code);
+                }
+                key.extend(rest.iter().map(|c| c[row]));
+                let Some(&g) = group_of.get(&key) else { continue };
+                let (g, here) = (g as usize, (t, p, b, row as u32));
+                let members = &groups[g];
+                match self.direction {
+                    Direction::Backward => {
+                        // Left rows that cannot take this row take the last one before it.
+                        while next[g] < members.len() {
+                            let lt = left_times[members[next[g]] as usize];
+                            if if self.strict { lt > t } else { lt >= t } {
+                                break;
+                            }
+                            picks[members[next[g]] as usize] = last[g];
+                            next[g] += 1;
+                        }
+                        last[g] = Some(here);
+                        used = true;
+                    }
+                    Direction::Forward => {
+                        while next[g] < members.len() {
+                            let lt = left_times[members[next[g]] as usize];
+                            if if self.strict { lt >= t } else { lt > t } {
+                                break;
+                            }
+                            picks[members[next[g]] as usize] = Some(here);
+                            used = true;
+                            next[g] += 1;
+                        }
+                    }
+                }
+            }
+            if used {
+                reservation.try_grow(batch.get_array_memory_size())?;
+                batches.push(batch);
+            } else {
+                // Keep numbering dense: an unused batch is replaced by an empty one.
+                batches.push(batch.slice(0, 0));
+            }
+        }
+        if self.direction == Direction::Backward {
+            for (g, members) in index.groups.iter().enumerate() {
+                for &row in &members[next[g]..] {
+                    picks[row as usize] = last[g];
+                }
+            }
+        }
+        Ok(PartitionPicks { picks, batches })
+    }
+
+    fn output(&self, index: &LeftIndex, rows: usize, results: Vec<PartitionPicks>) -> Result<Vec<RecordBatch>> {
+        // The best pick over partitions: nearest time; ties to the later row
+        // (backward) or the earlier (forward), in input order.
+        let mut best: Vec<Option<Pick>> = vec![None; rows];
+        for result in &results {
+            for (slot, pick) in best.iter_mut().zip(&result.picks) {
+                let Some(pick) = pick else { continue };
+                let better = match slot {
+                    None => true,
+                    Some(old) => match self.direction {
+                        Direction::Backward => (pick.0, pick.1) > (old.0, old.1),
+                        Direction::Forward => (pick.0, pick.1) < (old.0, old.1),
+                    },
+                };
+                if better {
+                    *slot = Some(*pick);
+                }
+            }
+        }
+        let kept: Vec<u32> = (0..rows as u32).filter(|r| self.join_type == JoinType::Left || best[*r as usize].is_some()).collect();
+        let left_schema = index.batch.schema();
+        let right_fields = &self.schema.fields()[left_schema.fields().len()..];
+        // Flatten every partition's batches, then one all-null row for misses.
+        let mut sources: Vec<Vec<ArrayRef>> = vec![Vec::new(); right_fields.len()];
+        let mut offsets = Vec::new();
+        for result in &results {
+            offsets.push(sources.first().map_or(0, Vec::len));
+            for batch in &result.batches {
+                for (c, column) in batch.columns().iter().enumerate() {
+                    sources[c].push(column.clone());
+                }
+            }
+        }
+        let null_source = sources.first().map_or(0, Vec::len);
+        for (c, field) in right_fields.iter().enumerate() {
+            sources[c].push(new_null_array(field.data_type(), 1));
+        }
+        let picks: Vec<(usize, usize)> = kept
+            .iter()
+            .map(|r| match best[*r as usize] {
+                Some((_, p, b, row)) => (offsets[p as usize] + b as usize, row as usize),
+                None => (null_source, 0),
+            })
+            .collect();
+        let mut columns: Vec<ArrayRef> = if kept.len() == rows {
+            index.batch.columns().to_vec()
+        } else {
+            let take_rows = UInt32Array::from(kept.clone());
+            index.batch.columns().iter().map(|c| take(c, &take_rows, None)).collect::<std::result::Result<_, _>>()?
+        };
+        for source in &sources {
+            let arrays: Vec<&dyn Array> = source.iter().map(|a| a.as_ref()).collect();
+            columns.push(interleave(&arrays, &picks)?);
+        }
+        let options = RecordBatchOptions::new().with_row_count(Some(kept.len()));
+        Ok(vec![RecordBatch::try_new_with_options(self.schema.clone(), columns, &options)?])
+    }
+}

@@ -1,0 +1,223 @@
+//! The query engine: a DataFusion session with Strata's tables, functions, ASOF
+//! JOIN and limits, and a blocking entry point for callers without a runtime.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow_array::RecordBatch;
+use datafusion::dataframe::DataFrame;
+use datafusion::execution::SessionStateBuilder;
+use datafusion::execution::disk_manager::{DiskManagerBuilder, DiskManagerMode};
+use datafusion::execution::runtime_env::RuntimeEnvBuilder;
+use datafusion::logical_expr::ScalarUDF;
+use datafusion::prelude::{SessionConfig, SessionContext};
+use datafusion::sql::parser::{DFParser, Statement as DfStatement};
+use datafusion::sql::sqlparser::dialect::dialect_from_str;
+use strata_store::Database;
+
+use crate::asof::StrataQueryPlanner;
+use crate::asof::plan::{AsofMarker, AsofRule};
+use crate::asof::sql::{blank_asof, mark_asof_joins};
+use crate::error::{QueryError, Result};
+use crate::memory::MemoryTable;
+use crate::table::{ScanCounters, ScanStats, StrataTable};
+
+/// How an engine runs queries.
+#[derive(Clone, Debug)]
+pub struct EngineOptions {
+    /// Bytes that sorts, aggregations and joins may hold at once; a query that needs
+    /// more fails with a "resources exhausted" error instead of taking the machine
+    /// (nothing spills to disk).
+    /// `None`: no limit.
+    pub memory_limit: Option<usize>,
+    /// Partitions run in parallel (default: the number of cores).
+    pub threads: usize,
+    /// Rows per batch read from a table.
+    pub batch_rows: usize,
+}
+
+impl Default for EngineOptions {
+    fn default() -> EngineOptions {
+        EngineOptions {
+            memory_limit: None,
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            batch_rows: 65_536,
+        }
+    }
+}
+
+/// SQL over a Strata database and in-memory tables.
+///
+/// Identifiers are case-sensitive and not folded to lower case, as in q: columns
+/// such as `Bid_Price` are written as they are stored, without quotes.
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use strata_store::{Column, ColumnType, Database, Table, TableLocation, TableWrite};
+/// let dir = tempfile::tempdir()?;
+/// let db = Database::open(dir.path())?;
+/// let trades = Table::new(vec![
+///     ("Symbol".into(), Column::from_symbols(["A", "B", "A"])),
+///     ("Price".into(), Column::from_values(ColumnType::Float, vec![1.0, 2.0, 3.0])?),
+/// ])?;
+/// db.write_table(&TableLocation::Partition("2024.01.02".parse()?, "trade".into()), &trades, &TableWrite::default())?;
+/// let engine = strata_query::Engine::open(dir.path())?;
+/// let batches = engine.sql("SELECT Symbol, sum(Price) AS p FROM trade WHERE date = '2024-01-02' GROUP BY Symbol ORDER BY Symbol")?;
+/// assert_eq!(batches.iter().map(|b| b.num_rows()).sum::<usize>(), 2);
+/// # Ok(()) }
+/// ```
+pub struct Engine {
+    ctx: SessionContext,
+    runtime: tokio::runtime::Runtime,
+    db: Option<Database>,
+    counters: Arc<ScanCounters>,
+}
+
+impl Engine {
+    /// An engine with no database: register in-memory tables to query.
+    pub fn new(options: &EngineOptions) -> Result<Engine> {
+        let mut config = SessionConfig::new()
+            .with_target_partitions(options.threads.max(1))
+            .with_batch_size(options.batch_rows.max(1))
+            .with_information_schema(true);
+        config.options_mut().sql_parser.enable_ident_normalization = false;
+        let mut runtime_env = RuntimeEnvBuilder::new();
+        if let Some(limit) = options.memory_limit {
+            // A limit is a limit: no spilling to temporary files past it.
+            let no_spill = DiskManagerBuilder::default().with_mode(DiskManagerMode::Disabled);
+            runtime_env = runtime_env.with_memory_limit(limit, 1.0).with_disk_manager_builder(no_spill);
+        }
+        let state = SessionStateBuilder::new()
+            .with_config(config)
+            .with_runtime_env(runtime_env.build_arc()?)
+            .with_default_features()
+            .with_query_planner(Arc::new(StrataQueryPlanner))
+            .build();
+        let ctx = SessionContext::new_with_state(state);
+        ctx.add_analyzer_rule(Arc::new(AsofRule));
+        ctx.register_udf(ScalarUDF::new_from_impl(AsofMarker::new()));
+        crate::functions::register(&ctx)?;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(options.threads.max(1))
+            .thread_name("strata-query")
+            .build()
+            .map_err(|e| QueryError::Invalid(format!("cannot start the query runtime: {e}")))?;
+        Ok(Engine { ctx, runtime, db: None, counters: Arc::new(ScanCounters::default()) })
+    }
+
+    /// An engine over the database at `root` with default options: every table,
+    /// splayed or partitioned, registered under its name.
+    pub fn open(root: &Path) -> Result<Engine> {
+        Engine::open_with(root, &EngineOptions::default())
+    }
+
+    /// [`Engine::open`] with options.
+    pub fn open_with(root: &Path, options: &EngineOptions) -> Result<Engine> {
+        if !root.is_dir() {
+            return Err(QueryError::Invalid(format!("{}: no such database directory", root.display())));
+        }
+        let mut engine = Engine::new(options)?;
+        engine.db = Some(Database::open(root)?);
+        engine.reload()?;
+        Ok(engine)
+    }
+
+    /// Re-reads the database: new partitions, new tables, a grown sym file (kdb+'s
+    /// HDB reload). In-memory tables stay.
+    pub fn reload(&mut self) -> Result<()> {
+        let Some(db) = &self.db else { return Ok(()) };
+        let symbols = db.symbols()?;
+        let mut names = db.tables(None)?;
+        for date in db.partitions()? {
+            names.extend(db.tables(Some(date))?);
+        }
+        names.sort();
+        names.dedup();
+        for name in names {
+            let table = StrataTable::open(db, &name, &symbols, self.counters.clone())?;
+            self.ctx.deregister_table(name.as_str())?;
+            self.ctx.register_table(name.as_str(), Arc::new(table))?;
+        }
+        Ok(())
+    }
+
+    /// Makes `table` queryable as `name` (replacing any table of that name).
+    pub fn register_memory_table(&self, name: &str, table: Arc<MemoryTable>) -> Result<()> {
+        self.ctx.deregister_table(name)?;
+        self.ctx.register_table(name, table)?;
+        Ok(())
+    }
+
+    /// Names of the tables SQL can see.
+    pub fn table_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .ctx
+            .catalog("datafusion")
+            .and_then(|c| c.schema("public"))
+            .map(|s| s.table_names())
+            .unwrap_or_default();
+        names.sort();
+        names
+    }
+
+    /// What scans of stored tables have read so far.
+    pub fn scan_stats(&self) -> ScanStats {
+        self.counters.snapshot()
+    }
+
+    /// The DataFusion session, for callers that need more than SQL text.
+    pub fn session(&self) -> &SessionContext {
+        &self.ctx
+    }
+
+    /// Runs one SQL statement and returns its rows. Blocks; from async code use
+    /// [`Engine::sql_async`].
+    pub fn sql(&self, sql: &str) -> Result<Vec<RecordBatch>> {
+        self.runtime.block_on(self.sql_async(sql))
+    }
+
+    /// Runs one SQL statement.
+    pub async fn sql_async(&self, sql: &str) -> Result<Vec<RecordBatch>> {
+        let frame = self.dataframe(sql).await?;
+        frame.collect().await.map_err(|e| self.explain_error(e.into()))
+    }
+
+    /// The physical plan of a statement, as `EXPLAIN` prints it.
+    pub fn explain(&self, sql: &str) -> Result<String> {
+        self.runtime.block_on(async {
+            let frame = self.dataframe(sql).await?;
+            let plan = frame.create_physical_plan().await.map_err(QueryError::from)?;
+            Ok(datafusion::physical_plan::displayable(plan.as_ref()).indent(true).to_string())
+        })
+    }
+
+    /// Plans one SQL statement, ASOF JOIN included, as a DataFusion data frame.
+    pub async fn dataframe(&self, sql: &str) -> Result<DataFrame> {
+        let state = self.ctx.state();
+        let dialect_name = state.config().options().sql_parser.dialect.to_string();
+        let dialect = dialect_from_str(&dialect_name)
+            .ok_or_else(|| QueryError::Invalid(format!("unknown SQL dialect {dialect_name}")))?;
+        let blanked = blank_asof(sql, dialect.as_ref()).map_err(|e| QueryError::Invalid(format!("SQL error: {e}")))?;
+        let mut statements = DFParser::parse_sql_with_dialect(&blanked.sql, dialect.as_ref()).map_err(|e| QueryError::Invalid(format!("SQL error: {e}")))?;
+        if statements.len() != 1 {
+            return Err(QueryError::Invalid(format!("expected one SQL statement, found {}", statements.len())));
+        }
+        let mut statement = statements.pop_front().expect("one statement");
+        if let DfStatement::Statement(inner) = &mut statement {
+            mark_asof_joins(inner, &blanked.relations).map_err(|e| QueryError::Invalid(format!("SQL error: {e}")))?;
+        }
+        let plan = state.statement_to_plan(statement).await.map_err(|e| self.explain_error(e.into()))?;
+        self.ctx.execute_logical_plan(plan).await.map_err(|e| self.explain_error(e.into()))
+    }
+
+    /// Adds the tables there are to a "table not found" error.
+    fn explain_error(&self, error: QueryError) -> QueryError {
+        let text = error.to_string();
+        if text.contains("table '") && text.contains("not found") {
+            let names = self.table_names();
+            let shown = if names.is_empty() { "none".to_string() } else { names.join(", ") };
+            return QueryError::Invalid(format!("{text}; tables are: {shown}"));
+        }
+        error
+    }
+}

@@ -1,0 +1,49 @@
+//! Errors of the query layer: storage errors, DataFusion errors and bad requests,
+//! each with a message that says what was wrong and where.
+
+use datafusion::error::DataFusionError;
+use strata_store::StoreError;
+
+/// Everything a query can fail with.
+#[derive(Debug, thiserror::Error)]
+pub enum QueryError {
+    /// Reading the database failed (the message names the file, block or column).
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// Planning or running the SQL failed (syntax, unknown names, types, limits).
+    #[error("{}", describe(.0))]
+    DataFusion(#[from] Box<DataFusionError>),
+    /// The request itself is invalid (a bad table name, an unsupported form).
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl From<DataFusionError> for QueryError {
+    fn from(e: DataFusionError) -> QueryError {
+        // A storage error raised inside a scan travels as an external error: give it
+        // back its own type so the message is the store's, not DataFusion's wrapping.
+        match e.find_root() {
+            DataFusionError::External(inner) if inner.is::<StoreError>() => {
+                QueryError::Invalid(inner.to_string())
+            }
+            _ => QueryError::DataFusion(Box::new(e)),
+        }
+    }
+}
+
+/// The shortest useful text of a DataFusion error: the root cause, without the
+/// chain of "Context" wrappers, but keeping resource-limit messages whole.
+fn describe(e: &DataFusionError) -> String {
+    match e.find_root() {
+        DataFusionError::External(inner) => inner.to_string(),
+        root => root.strip_backtrace(),
+    }
+}
+
+/// A storage error carried through DataFusion (scans run inside its streams).
+pub(crate) fn external(e: StoreError) -> DataFusionError {
+    DataFusionError::External(Box::new(e))
+}
+
+/// The result type of this crate.
+pub type Result<T, E = QueryError> = std::result::Result<T, E>;

@@ -1,0 +1,47 @@
+//! Time-series functions kdb+ users reach for, as SQL functions:
+//!
+//! | SQL | q | what |
+//! |---|---|---|
+//! | `wavg(w, x)` | `w wavg x` | weighted average |
+//! | `wsum(w, x)` | `w wsum x` | weighted sum |
+//! | `xbar(b, x)` | `b xbar x` | `x` rounded down to a multiple of `b` (numbers, timestamps, timespans) |
+//! | `time_bucket(interval, ts)` | `xbar` | DuckDB's name for the same |
+//! | `first(x)`, `last(x)` | `first`, `last` | DataFusion's `first_value` / `last_value`; add `ORDER BY time` for time order (free when the table declares that order) |
+//! | `med(x)` | `med` | median |
+//! | `sdev(x)`, `dev(x)` | `sdev`, `dev` | sample and population standard deviation |
+//! | `cor(x, y)` | `cor` | correlation |
+//!
+//! `median`, `stddev`, `corr`, `first_value`, `last_value` keep their usual names.
+
+mod bucket;
+mod weighted;
+
+use std::sync::Arc;
+
+use datafusion::functions_aggregate::{correlation, first_last, median, stddev};
+use datafusion::logical_expr::{AggregateUDF, ScalarUDF};
+use datafusion::prelude::SessionContext;
+
+pub use bucket::Bucket;
+pub use weighted::{Weighted, WeightedAggregate};
+
+/// Registers Strata's functions and q's names for DataFusion's own.
+pub fn register(ctx: &SessionContext) -> datafusion::common::Result<()> {
+    ctx.register_udaf(AggregateUDF::new_from_impl(WeightedAggregate::new(Weighted::Average)));
+    ctx.register_udaf(AggregateUDF::new_from_impl(WeightedAggregate::new(Weighted::Sum)));
+    ctx.register_udf(ScalarUDF::new_from_impl(Bucket::new("xbar")));
+    ctx.register_udf(ScalarUDF::new_from_impl(Bucket::new("time_bucket")));
+    let aliases: [(Arc<AggregateUDF>, &str); 6] = [
+        (first_last::first_value_udaf(), "first"),
+        (first_last::last_value_udaf(), "last"),
+        (median::median_udaf(), "med"),
+        (stddev::stddev_udaf(), "sdev"),
+        (stddev::stddev_pop_udaf(), "dev"),
+        (correlation::corr_udaf(), "cor"),
+    ];
+    for (udaf, alias) in aliases {
+        let aliased = udaf.as_ref().clone().with_aliases([alias]);
+        ctx.register_udaf(aliased);
+    }
+    Ok(())
+}

@@ -1,0 +1,28 @@
+//! SQL over Strata tables through Apache DataFusion.
+//!
+//! - [`Engine`]: a session over a database root and in-memory tables; `sql(...)`
+//!   returns Arrow record batches.
+//! - [`table::StrataTable`]: the table provider for stored tables (splayed, or date
+//!   partitioned with a virtual `date` column), with projection and filter pushdown
+//!   and a declared `(sym, time)` order; every table has kdb+'s virtual row number
+//!   `i`.
+//! - [`memory::MemoryTable`]: a table of appended Arrow batches (the real-time
+//!   database).
+//! - [`asof`]: `ASOF [LEFT] JOIN` (DuckDB's and Snowflake's forms) as a merge over
+//!   inputs in `(keys, time)` order.
+//! - [`functions`]: `wavg`, `wsum`, `xbar`, `time_bucket` and q's names for
+//!   median, standard deviation, correlation, first and last.
+
+pub mod arrow_view;
+pub mod asof;
+mod engine;
+mod error;
+pub mod functions;
+pub mod memory;
+pub mod output;
+pub mod table;
+
+pub use engine::{Engine, EngineOptions};
+pub use error::{QueryError, Result};
+pub use memory::MemoryTable;
+pub use table::{ScanStats, StrataTable};

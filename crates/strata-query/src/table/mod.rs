@@ -1,0 +1,448 @@
+//! The table provider for tables stored by Strata: a splayed table, or a table
+//! spread over date partitions with a virtual `date` column.
+//!
+//! Every table also has the virtual column `i`, kdb+'s row number (within its date
+//! partition). A scan reads only the projected columns and only the rows the pushed
+//! filters leave:
+//! - `date` tests (`=`, `IN`, ranges) drop whole partitions;
+//! - `i` tests cut a row range;
+//! - `sym = x` and `sym IN (...)` on the parted column read the symbols' row ranges
+//!   from the parted index;
+//! - ranges on the time column, which ascends within each symbol's rows, narrow
+//!   every range by binary search; ranges on a column with the sorted attribute do
+//!   the same over the whole piece (plain files: the search touches a few pages);
+//! - ranges on compressed columns keep only the blocks whose min/max can match.
+//!
+//! The first three are exact (DataFusion drops the filter); the others narrow the
+//! rows and DataFusion still checks each row. A piece sorted by `(sym, time)` (the
+//! parted column, then a time column ascending within each run) declares that order,
+//! so sorts and as-of joins above the scan do not sort again.
+
+mod filter;
+mod part;
+mod ranges;
+mod scan;
+
+use std::any::Any;
+use std::collections::HashMap;
+use std::ops::Bound;
+use std::sync::{Arc, OnceLock};
+
+use arrow_array::ArrayRef;
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use async_trait::async_trait;
+use datafusion::catalog::Session;
+use datafusion::common::{Result as DfResult, ScalarValue};
+use datafusion::datasource::{TableProvider, TableType};
+use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
+use datafusion::physical_plan::ExecutionPlan;
+use strata_store::column::ColumnFile;
+use strata_store::{ColumnType, Database, Date, TableLocation};
+
+pub use part::{ScanCounters, ScanStats};
+
+use crate::arrow_view::{sql_type, symbol_values};
+use crate::error::{Result, external};
+use filter::{ColumnTest, Test, column_test, float_of, integer_bounds, integer_of, text_of};
+use part::Part;
+use ranges::{RowSet, ascending_window};
+use scan::{ScanColumn, ScanPlan, StrataScanExec};
+
+/// The name of the virtual partition column.
+pub const DATE_COLUMN: &str = "date";
+/// The name of the virtual row-number column (kdb+'s `i`).
+pub const ROW_NUMBER_COLUMN: &str = "i";
+
+/// A table stored by Strata, as a DataFusion table.
+#[derive(Debug)]
+pub struct StrataTable {
+    name: String,
+    parts: Vec<Arc<Part>>,
+    partitioned: bool,
+    stored: Vec<(String, ColumnType)>,
+    schema: SchemaRef,
+    symbols: ArrayRef,
+    symbol_keys: HashMap<String, u32>,
+    counters: Arc<ScanCounters>,
+    knowledge: OnceLock<Knowledge>,
+}
+
+/// What every piece of the table promises, found once.
+#[derive(Debug, Default)]
+struct Knowledge {
+    /// The symbol column with the parted attribute in every piece.
+    parted: Option<String>,
+    /// Stored columns that are compressed (with block min/max) in some piece.
+    compressed: Vec<String>,
+    /// Columns with the sorted attribute in every piece.
+    sorted: Vec<String>,
+}
+
+impl StrataTable {
+    /// The table `name` of `db`: splayed at the root, or in every date partition
+    /// that has it. `symbols` is the database's sym list (loaded once by the
+    /// engine); `counters` collect what scans read.
+    pub fn open(db: &Database, name: &str, symbols: &strata_store::SymbolDomain, counters: Arc<ScanCounters>) -> Result<StrataTable> {
+        let splayed = db.table_dir(&TableLocation::Splayed(name.to_string()));
+        let (parts, partitioned) = if splayed.join(strata_store::COLUMN_ORDER_FILE).is_file() {
+            (vec![Arc::new(Part::open(&splayed, None)?)], false)
+        } else {
+            let mut parts = Vec::new();
+            for date in db.partitions()? {
+                let dir = db.table_dir(&TableLocation::Partition(date, name.to_string()));
+                if dir.join(strata_store::COLUMN_ORDER_FILE).is_file() {
+                    parts.push(Arc::new(Part::open(&dir, Some(date))?));
+                }
+            }
+            (parts, true)
+        };
+        let Some(first) = parts.first() else {
+            return Err(crate::QueryError::Invalid(format!("{}: no table {name}", db.root().display())));
+        };
+        let mut stored = Vec::new();
+        for column in first.names() {
+            stored.push((column.clone(), first.column(column)?.ty()));
+        }
+        for part in &parts[1..] {
+            if part.names() != first.names() {
+                return Err(crate::QueryError::Invalid(format!(
+                    "{}: columns ({}) differ from those of {} ({}); every partition of a table needs the same columns",
+                    part.dir.display(),
+                    part.names().join(", "),
+                    first.dir.display(),
+                    first.names().join(", ")
+                )));
+            }
+        }
+        let mut fields = Vec::new();
+        let has = |n: &str| stored.iter().any(|(c, _)| c == n);
+        if partitioned && !has(DATE_COLUMN) {
+            fields.push(Field::new(DATE_COLUMN, DataType::Date32, false));
+        }
+        fields.extend(stored.iter().map(|(n, ty)| Field::new(n, sql_type(*ty), false)));
+        if !has(ROW_NUMBER_COLUMN) {
+            fields.push(Field::new(ROW_NUMBER_COLUMN, DataType::Int64, false));
+        }
+        let symbol_keys = symbols.iter().enumerate().map(|(k, s)| (s.clone(), k as u32)).collect();
+        Ok(StrataTable {
+            name: name.to_string(),
+            parts,
+            partitioned,
+            stored,
+            schema: Arc::new(Schema::new(fields)),
+            symbols: symbol_values(symbols),
+            symbol_keys,
+            counters,
+            knowledge: OnceLock::new(),
+        })
+    }
+
+    /// The table's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Rows in every piece together.
+    pub fn rows(&self) -> usize {
+        self.parts.iter().map(|p| p.rows).sum()
+    }
+
+    fn stored_type(&self, column: &str) -> Option<ColumnType> {
+        self.stored.iter().find(|(n, _)| n == column).map(|(_, ty)| *ty)
+    }
+
+    fn is_virtual_date(&self, column: &str) -> bool {
+        self.partitioned && column == DATE_COLUMN && self.stored_type(column).is_none()
+    }
+
+    fn is_virtual_row_number(&self, column: &str) -> bool {
+        column == ROW_NUMBER_COLUMN && self.stored_type(column).is_none()
+    }
+
+    fn knowledge(&self) -> DfResult<&Knowledge> {
+        if let Some(k) = self.knowledge.get() {
+            return Ok(k);
+        }
+        let mut k = Knowledge::default();
+        let mut parted: Option<Option<String>> = None;
+        for part in &self.parts {
+            let mut here = None;
+            let mut sorted_here = Vec::new();
+            for (name, ty) in &self.stored {
+                let open = part.column(name).map_err(external)?;
+                let file = open.file().file();
+                if *ty == ColumnType::Symbol && file.attribute() == strata_store::Attribute::Parted {
+                    here.get_or_insert_with(|| name.clone());
+                }
+                if file.attribute() == strata_store::Attribute::Sorted {
+                    sorted_here.push(name.clone());
+                }
+                if matches!(file, ColumnFile::Compressed(_)) && ty.has_block_bounds() && !k.compressed.contains(name) {
+                    k.compressed.push(name.clone());
+                }
+            }
+            parted = Some(match parted {
+                None => here,
+                Some(p) if p == here => p,
+                Some(_) => None,
+            });
+            if part.dir == self.parts[0].dir {
+                k.sorted = sorted_here;
+            } else {
+                k.sorted.retain(|c| sorted_here.contains(c));
+            }
+        }
+        k.parted = parted.flatten();
+        Ok(self.knowledge.get_or_init(|| k))
+    }
+
+    /// The i64-valued column to treat as the time within each symbol: `time` in any
+    /// case, else the first timestamp or timespan column.
+    fn time_column(&self) -> Option<&str> {
+        let temporal = |ty: &ColumnType| matches!(ty, ColumnType::Timestamp | ColumnType::Timespan);
+        self.stored
+            .iter()
+            .find(|(n, ty)| n.eq_ignore_ascii_case("time") && temporal(ty))
+            .or_else(|| self.stored.iter().find(|(_, ty)| temporal(ty)))
+            .map(|(n, _)| n.as_str())
+    }
+
+    /// How far a filter can be pushed into this table.
+    fn pushdown_of(&self, expr: &Expr) -> DfResult<TableProviderFilterPushDown> {
+        let Some(test) = column_test(expr) else { return Ok(TableProviderFilterPushDown::Unsupported) };
+        let k = self.knowledge()?;
+        let column = test.column.as_str();
+        if self.is_virtual_date(column) || self.is_virtual_row_number(column) {
+            let exact = match &test.test {
+                Test::OneOf(values) => values.iter().all(|v| integer_of(v).is_some()),
+                Test::Range(lo, hi) => integer_bounds(lo, hi).is_some(),
+            };
+            return Ok(if exact { TableProviderFilterPushDown::Exact } else { TableProviderFilterPushDown::Unsupported });
+        }
+        if k.parted.as_deref() == Some(column) {
+            if let Test::OneOf(values) = &test.test
+                && values.iter().all(|v| text_of(v).is_some())
+            {
+                return Ok(TableProviderFilterPushDown::Exact);
+            }
+        }
+        let narrows = (self.time_column() == Some(column) && k.parted.is_some())
+            || k.sorted.iter().any(|c| c == column)
+            || k.compressed.iter().any(|c| c == column);
+        Ok(if narrows { TableProviderFilterPushDown::Inexact } else { TableProviderFilterPushDown::Unsupported })
+    }
+
+    /// The rows of `part` that `tests` leave.
+    fn rows_of(&self, part: &Part, tests: &[ColumnTest]) -> DfResult<RowSet> {
+        let k = self.knowledge()?;
+        let mut rows = RowSet::all(part.rows);
+        let parted = match &k.parted {
+            Some(column) => part.parted(column).map_err(external)?,
+            None => None,
+        };
+        for test in tests {
+            let column = test.column.as_str();
+            if self.is_virtual_row_number(column) {
+                rows = rows.intersect(&integer_rows(&test.test, part.rows));
+            } else if Some(column) == k.parted.as_deref()
+                && let (Some(runs), Test::OneOf(values)) = (&parted, &test.test)
+            {
+                let wanted = values
+                    .iter()
+                    .filter_map(|v| text_of(v).and_then(|s| self.symbol_keys.get(s)))
+                    .filter_map(|key| runs.rows_of(*key as u64))
+                    .map(|(s, e)| s..e)
+                    .collect();
+                rows = rows.intersect(&RowSet::from_ranges(wanted));
+            }
+        }
+        for test in tests {
+            let column = test.column.as_str();
+            let Some(ty) = self.stored_type(column) else { continue };
+            let Some(file) = part.column(column).ok() else { continue };
+            let narrowed = match file.file().file() {
+                ColumnFile::Plain(_) if ty.width() == 8 && !matches!(ty, ColumnType::Float | ColumnType::String) => {
+                    let Some((min, max)) = integer_range(&test.test) else { continue };
+                    let within_runs = self.time_column() == Some(column)
+                        && parted.as_ref().is_some_and(|runs| {
+                            part.ascends_within(column, runs, &ScanCounters::default()).unwrap_or(false)
+                        });
+                    let globally = k.sorted.iter().any(|c| c == column);
+                    if !(within_runs || globally) {
+                        continue;
+                    }
+                    let values = file.file().read(0, part.rows, &ScanCounters::default()).map_err(external)?;
+                    let v: &[i64] = values.typed_data();
+                    let pieces: Vec<_> = if globally {
+                        rows.ranges().to_vec()
+                    } else {
+                        let runs = parted.as_ref().expect("checked above");
+                        rows.split_by(&runs.runs.iter().map(|&(_, s, e)| s..e).collect::<Vec<_>>())
+                    };
+                    RowSet::from_ranges(pieces.into_iter().map(|r| ascending_window(v, r, min, max)).collect())
+                }
+                ColumnFile::Compressed(c) => {
+                    let per_block = c.rows_per_block();
+                    let keep: Vec<_> = c
+                        .blocks()
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, b)| b.bounds.is_none_or(|bounds| may_match(&test.test, bounds)))
+                        .map(|(i, _)| i * per_block..((i + 1) * per_block).min(part.rows))
+                        .collect();
+                    rows.intersect(&RowSet::from_ranges(keep))
+                }
+                ColumnFile::Plain(_) => continue,
+            };
+            rows = rows.intersect(&narrowed);
+        }
+        Ok(rows)
+    }
+
+    /// Whether `part` survives the `date` tests.
+    fn date_matches(&self, part: &Part, tests: &[ColumnTest]) -> bool {
+        let Some(Date(day)) = part.date else { return true };
+        tests.iter().filter(|t| self.is_virtual_date(&t.column)).all(|t| match &t.test {
+            Test::OneOf(values) => values.iter().any(|v| integer_of(v) == Some(day as i64)),
+            Test::Range(lo, hi) => integer_bounds(lo, hi).is_some_and(|(lo, hi)| (lo..=hi).contains(&(day as i64))),
+        })
+    }
+
+    /// The order every piece's rows are in: the parted symbol column (symbols in
+    /// ascending text) then the time column ascending within each symbol.
+    fn sort_order(&self, parts: &[Arc<Part>]) -> DfResult<Option<(String, String)>> {
+        let k = self.knowledge()?;
+        let (Some(sym), Some(time)) = (&k.parted, self.time_column()) else { return Ok(None) };
+        let names = self.symbols.as_any().downcast_ref::<arrow_array::StringArray>().expect("symbol dictionary");
+        for part in parts {
+            let Some(runs) = part.parted(sym).map_err(external)? else { return Ok(None) };
+            let text_ascends = runs.runs.windows(2).all(|w| names.value(w[0].0 as usize) < names.value(w[1].0 as usize));
+            if !text_ascends || !part.ascends_within(time, &runs, &ScanCounters::default()).map_err(external)? {
+                return Ok(None);
+            }
+        }
+        Ok(Some((sym.clone(), time.to_string())))
+    }
+}
+
+/// The rows whose row number passes `test`.
+fn integer_rows(test: &Test, rows: usize) -> RowSet {
+    let clamp = |v: i64| v.clamp(0, rows as i64) as usize;
+    match test {
+        Test::OneOf(values) => RowSet::from_ranges(
+            values.iter().filter_map(integer_of).filter(|v| (0..rows as i64).contains(v)).map(|v| v as usize..v as usize + 1).collect(),
+        ),
+        Test::Range(lo, hi) => match integer_bounds(lo, hi) {
+            Some((lo, hi)) if lo <= hi => RowSet::from_ranges(vec![clamp(lo)..clamp(hi.saturating_add(1))]),
+            _ => RowSet::from_ranges(vec![]),
+        },
+    }
+}
+
+/// The inclusive integer range a test allows.
+fn integer_range(test: &Test) -> Option<(i64, i64)> {
+    match test {
+        Test::OneOf(values) => {
+            let ints = values.iter().map(integer_of).collect::<Option<Vec<_>>>()?;
+            Some((*ints.iter().min()?, *ints.iter().max()?))
+        }
+        Test::Range(lo, hi) => integer_bounds(lo, hi),
+    }
+}
+
+/// Whether a block with `bounds` may hold a value passing `test`. Floats are only
+/// judged for upper bounds and equality: Arrow orders NaN above every number and
+/// block bounds leave NaN out.
+fn may_match(test: &Test, bounds: strata_store::column::BlockBounds) -> bool {
+    use strata_store::column::BlockBounds;
+    match bounds {
+        BlockBounds::Signed(min, max) => match integer_range(test) {
+            Some((lo, hi)) => lo <= max && min <= hi,
+            None => true,
+        },
+        BlockBounds::Unsigned(..) => true,
+        BlockBounds::Float(min, max) => {
+            if min.is_nan() {
+                return true;
+            }
+            match test {
+                Test::OneOf(values) => values.iter().any(|v| float_of(v).is_none_or(|x| min <= x && x <= max)),
+                Test::Range(Bound::Unbounded, hi) => match hi {
+                    Bound::Included(v) => float_of(v).is_none_or(|x| min <= x),
+                    Bound::Excluded(v) => float_of(v).is_none_or(|x| min < x),
+                    Bound::Unbounded => true,
+                },
+                Test::Range(..) => true,
+            }
+        }
+    }
+}
+
+#[async_trait]
+impl TableProvider for StrataTable {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+
+    fn table_type(&self) -> TableType {
+        TableType::Base
+    }
+
+    fn supports_filters_pushdown(&self, filters: &[&Expr]) -> DfResult<Vec<TableProviderFilterPushDown>> {
+        filters.iter().map(|f| self.pushdown_of(f)).collect()
+    }
+
+    async fn scan(
+        &self,
+        state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        filters: &[Expr],
+        limit: Option<usize>,
+    ) -> DfResult<Arc<dyn ExecutionPlan>> {
+        let tests: Vec<ColumnTest> = filters.iter().filter_map(column_test).collect();
+        let indices: Vec<usize> = match projection {
+            Some(p) => p.clone(),
+            None => (0..self.schema.fields().len()).collect(),
+        };
+        let columns = indices
+            .iter()
+            .map(|&i| {
+                let name = self.schema.field(i).name();
+                if self.is_virtual_date(name) {
+                    ScanColumn::Date
+                } else if self.is_virtual_row_number(name) {
+                    ScanColumn::RowNumber
+                } else {
+                    ScanColumn::Stored(name.clone(), self.stored_type(name).expect("a stored column"))
+                }
+            })
+            .collect();
+        let parts: Vec<Arc<Part>> = self.parts.iter().filter(|p| self.date_matches(p, &tests)).cloned().collect();
+        let mut pieces = Vec::new();
+        for part in &parts {
+            let rows = self.rows_of(part, &tests)?;
+            if !rows.is_empty() {
+                pieces.push((part.clone(), rows));
+            }
+        }
+        let order = self.sort_order(&parts)?;
+        let projected = Arc::new(self.schema.project(&indices)?);
+        let plan = ScanPlan {
+            table: self.name.clone(),
+            schema: projected,
+            columns,
+            pieces,
+            symbols: self.symbols.clone(),
+            counters: self.counters.clone(),
+            batch_rows: state.config().batch_size(),
+            limit,
+            order,
+            several_dates: self.partitioned && parts.len() > 1,
+        };
+        Ok(Arc::new(StrataScanExec::new(plan, state.config().target_partitions())))
+    }
+}

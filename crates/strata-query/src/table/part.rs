@@ -1,0 +1,296 @@
+//! One stored piece of a table: a splayed table directory, or one date partition's
+//! copy of a partitioned table. Column files are opened once and kept; the parted
+//! index and the sort order are read the first time a query needs them.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use arrow_buffer::Buffer;
+use strata_store::attribute::{AttributeIndex, index_path, read_index};
+use strata_store::column::ColumnFile;
+use strata_store::{Attribute, ColumnType, Date, Result, SplayedTable, StoreError, string_data_path};
+
+use crate::arrow_view::StoredValues;
+
+/// What reading has cost, summed over every scan of an engine: the evidence that
+/// pushdown reads less.
+#[derive(Debug, Default)]
+pub struct ScanCounters {
+    /// Compressed blocks read and decoded.
+    pub blocks_decoded: AtomicU64,
+    /// Bytes read from column files: stored bytes of decoded blocks, plus the bytes of
+    /// plain values handed out (mapped pages the query touches).
+    pub bytes_read: AtomicU64,
+    /// Rows produced by scans, before any filter above them.
+    pub rows_scanned: AtomicU64,
+    /// Table pieces (date partitions or splayed tables) a scan read from.
+    pub parts_scanned: AtomicU64,
+}
+
+/// A copy of [`ScanCounters`] at one moment.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ScanStats {
+    /// Compressed blocks decoded.
+    pub blocks_decoded: u64,
+    /// Bytes read from column files.
+    pub bytes_read: u64,
+    /// Rows produced by scans.
+    pub rows_scanned: u64,
+    /// Pieces of tables scanned.
+    pub parts_scanned: u64,
+}
+
+impl ScanCounters {
+    /// The counts now.
+    pub fn snapshot(&self) -> ScanStats {
+        ScanStats {
+            blocks_decoded: self.blocks_decoded.load(Ordering::Relaxed),
+            bytes_read: self.bytes_read.load(Ordering::Relaxed),
+            rows_scanned: self.rows_scanned.load(Ordering::Relaxed),
+            parts_scanned: self.parts_scanned.load(Ordering::Relaxed),
+        }
+    }
+}
+
+impl ScanStats {
+    /// What happened between `earlier` and `self`.
+    pub fn since(&self, earlier: &ScanStats) -> ScanStats {
+        ScanStats {
+            blocks_decoded: self.blocks_decoded - earlier.blocks_decoded,
+            bytes_read: self.bytes_read - earlier.bytes_read,
+            rows_scanned: self.rows_scanned - earlier.rows_scanned,
+            parts_scanned: self.parts_scanned - earlier.parts_scanned,
+        }
+    }
+}
+
+/// The rows of each value of a parted column, by stored key bits.
+#[derive(Debug)]
+pub struct PartedRuns {
+    /// `(value bits, start, end)` in row order.
+    pub runs: Vec<(u64, usize, usize)>,
+    by_value: HashMap<u64, (usize, usize)>,
+}
+
+impl PartedRuns {
+    /// Rows holding `value`, if any.
+    pub fn rows_of(&self, value: u64) -> Option<(usize, usize)> {
+        self.by_value.get(&value).copied()
+    }
+}
+
+/// One table directory.
+#[derive(Debug)]
+pub struct Part {
+    /// The partition's date; `None` for a splayed table.
+    pub date: Option<Date>,
+    /// The table directory.
+    pub dir: PathBuf,
+    /// Rows in every column.
+    pub rows: usize,
+    table: SplayedTable,
+    files: Mutex<HashMap<String, Arc<OpenColumn>>>,
+    parted: OnceLock<Option<Arc<PartedRuns>>>,
+    sorted_within: Mutex<HashMap<String, bool>>,
+}
+
+/// An open column: its file, and for strings the data file.
+#[derive(Debug)]
+pub struct OpenColumn {
+    file: ColumnFileHandle,
+    data: Option<ColumnFileHandle>,
+}
+
+/// A column file with a one-block decode cache, so consecutive batches that share a
+/// block decode it once.
+pub struct ColumnFileHandle {
+    path: PathBuf,
+    file: ColumnFile,
+    last_block: Mutex<Option<(usize, Arc<Vec<u8>>)>>,
+}
+
+impl std::fmt::Debug for ColumnFileHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ColumnFileHandle({})", self.path.display())
+    }
+}
+
+impl ColumnFileHandle {
+    fn open(path: &Path) -> Result<ColumnFileHandle> {
+        Ok(ColumnFileHandle { path: path.to_path_buf(), file: ColumnFile::open(path)?, last_block: Mutex::new(None) })
+    }
+
+    /// The open file.
+    pub fn file(&self) -> &ColumnFile {
+        &self.file
+    }
+
+    /// Values `start..end` as raw bytes: a view of the mapping for plain files,
+    /// the covering blocks decoded for compressed ones. Counts what was read.
+    pub fn read(&self, start: usize, end: usize, counters: &ScanCounters) -> Result<Buffer> {
+        match &self.file {
+            ColumnFile::Plain(p) => {
+                let values = p.values(start, end);
+                counters.bytes_read.fetch_add(values.len() as u64, Ordering::Relaxed);
+                Ok(values)
+            }
+            ColumnFile::Compressed(c) => {
+                let width = c.header().ty.width();
+                let per_block = c.rows_per_block();
+                let mut out = Vec::with_capacity((end - start) * width);
+                if start == end {
+                    return Ok(Buffer::from_vec(out));
+                }
+                for block in start / per_block..=(end - 1) / per_block {
+                    let bytes = self.block(block, counters)?;
+                    let first = block * per_block;
+                    let lo = start.max(first) - first;
+                    let hi = end.min(first + bytes.len() / width) - first;
+                    out.extend_from_slice(&bytes[lo * width..hi * width]);
+                }
+                Ok(Buffer::from_vec(out))
+            }
+        }
+    }
+
+    fn block(&self, i: usize, counters: &ScanCounters) -> Result<Arc<Vec<u8>>> {
+        let ColumnFile::Compressed(c) = &self.file else { unreachable!("blocks exist in compressed files only") };
+        if let Some((at, bytes)) = self.last_block.lock().expect("block cache lock").as_ref()
+            && *at == i
+        {
+            return Ok(bytes.clone());
+        }
+        let bytes = Arc::new(c.decode_block(i)?);
+        counters.blocks_decoded.fetch_add(1, Ordering::Relaxed);
+        counters.bytes_read.fetch_add(c.blocks()[i].stored_len as u64, Ordering::Relaxed);
+        *self.last_block.lock().expect("block cache lock") = Some((i, bytes.clone()));
+        Ok(bytes)
+    }
+}
+
+impl OpenColumn {
+    /// The column's file (the offsets file for strings).
+    pub fn file(&self) -> &ColumnFileHandle {
+        &self.file
+    }
+
+    /// The stored type.
+    pub fn ty(&self) -> ColumnType {
+        self.file.file.ty()
+    }
+
+    /// Rows `start..end` in the form [`crate::arrow_view::to_array`] takes.
+    pub fn read(&self, start: usize, end: usize, counters: &ScanCounters) -> Result<StoredValues> {
+        let Some(data) = &self.data else {
+            return Ok(StoredValues::Fixed(self.file.read(start, end, counters)?));
+        };
+        let offsets = self.file.read(start, end + 1, counters)?;
+        let offs: &[i64] = offsets.typed_data();
+        let (first, last) = (offs[0], offs[offs.len() - 1]);
+        let broken = first < 0 || last < first || last as usize > data.file.len();
+        if broken || offs.windows(2).any(|w| w[0] > w[1]) {
+            return Err(StoreError::Corrupt {
+                path: self.file.path.clone(),
+                detail: format!("string offsets of rows {start}..{end} are not ascending within the data file"),
+            });
+        }
+        let bytes = data.read(first as usize, last as usize, counters)?;
+        let rebased: Vec<i64> = offs.iter().map(|o| o - first).collect();
+        Ok(StoredValues::Strings { offsets: Buffer::from_vec(rebased), data: bytes })
+    }
+}
+
+impl Part {
+    /// Opens the table directory `dir` (its `.d` and the row count of its first
+    /// column).
+    pub fn open(dir: &Path, date: Option<Date>) -> Result<Part> {
+        let table = SplayedTable::open(dir)?;
+        let part = Part {
+            date,
+            dir: dir.to_path_buf(),
+            rows: 0,
+            table,
+            files: Mutex::new(HashMap::new()),
+            parted: OnceLock::new(),
+            sorted_within: Mutex::new(HashMap::new()),
+        };
+        let rows = match part.table.names().first() {
+            Some(first) => {
+                let column = part.column(first)?;
+                let n = column.file.file.len();
+                if column.ty() == ColumnType::String { n.saturating_sub(1) } else { n }
+            }
+            None => 0,
+        };
+        Ok(Part { rows, ..part })
+    }
+
+    /// Column names in stored order.
+    pub fn names(&self) -> &[String] {
+        self.table.names()
+    }
+
+    /// The open column `name` (opened on first use, then kept).
+    pub fn column(&self, name: &str) -> Result<Arc<OpenColumn>> {
+        if let Some(open) = self.files.lock().expect("file cache lock").get(name) {
+            return Ok(open.clone());
+        }
+        let path = self.table.column_path(name)?;
+        let file = ColumnFileHandle::open(&path)?;
+        let data = if file.file.ty() == ColumnType::String {
+            Some(ColumnFileHandle::open(&string_data_path(&path))?)
+        } else {
+            None
+        };
+        let expected = if data.is_some() { self.rows + 1 } else { self.rows };
+        let have = file.file.len();
+        if self.rows > 0 && have != expected {
+            return Err(StoreError::Corrupt {
+                path,
+                detail: format!("{have} values where the table's first column implies {expected}"),
+            });
+        }
+        let open = Arc::new(OpenColumn { file, data });
+        self.files.lock().expect("file cache lock").insert(name.to_string(), open.clone());
+        Ok(open)
+    }
+
+    /// The per-value row ranges of the column with the parted attribute, if there is
+    /// one (read once).
+    pub fn parted(&self, column: &str) -> Result<Option<Arc<PartedRuns>>> {
+        if let Some(runs) = self.parted.get() {
+            return Ok(runs.clone());
+        }
+        let open = self.column(column)?;
+        let runs = if open.file.file.attribute() == Attribute::Parted {
+            match read_index(&index_path(&self.dir, column, Attribute::Parted))? {
+                AttributeIndex::Parted(runs) => {
+                    let runs: Vec<(u64, usize, usize)> =
+                        runs.iter().map(|r| (r.value, r.start as usize, r.end as usize)).collect();
+                    let by_value = runs.iter().map(|&(v, s, e)| (v, (s, e))).collect();
+                    Some(Arc::new(PartedRuns { runs, by_value }))
+                }
+                AttributeIndex::Grouped(_) => None,
+            }
+        } else {
+            None
+        };
+        Ok(self.parted.get_or_init(|| runs).clone())
+    }
+
+    /// Whether the `i64`-valued column `column` ascends within every run of `runs`
+    /// (checked once by reading the column, then remembered).
+    pub fn ascends_within(&self, column: &str, runs: &PartedRuns, counters: &ScanCounters) -> Result<bool> {
+        if let Some(known) = self.sorted_within.lock().expect("order cache lock").get(column) {
+            return Ok(*known);
+        }
+        let open = self.column(column)?;
+        let values = open.file.read(0, self.rows, counters)?;
+        let v: &[i64] = values.typed_data();
+        let ascends = runs.runs.iter().all(|&(_, s, e)| v[s..e].windows(2).all(|w| w[0] <= w[1]));
+        self.sorted_within.lock().expect("order cache lock").insert(column.to_string(), ascends);
+        Ok(ascends)
+    }
+}

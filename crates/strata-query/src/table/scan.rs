@@ -1,0 +1,248 @@
+//! The scan of a Strata table: row ranges of table pieces, spread over partitions
+//! that DataFusion runs in parallel, each read batch by batch.
+
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use arrow_array::{ArrayRef, Date32Array, Int64Array, RecordBatch, RecordBatchOptions};
+use arrow_schema::SchemaRef;
+use datafusion::common::Result as DfResult;
+use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::error::DataFusionError;
+use datafusion::execution::TaskContext;
+use datafusion::physical_expr::{EquivalenceProperties, LexOrdering, PhysicalExpr, PhysicalSortExpr};
+use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
+use datafusion::physical_plan::expressions::Column;
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning, PlanProperties, SendableRecordBatchStream};
+use strata_store::{ColumnType, StoreError};
+
+use super::part::{Part, ScanCounters};
+use super::ranges::RowSet;
+use crate::arrow_view::to_array;
+use crate::error::external;
+
+/// One output column of a scan.
+#[derive(Clone, Debug)]
+pub enum ScanColumn {
+    /// The virtual partition date.
+    Date,
+    /// The virtual row number within the piece.
+    RowNumber,
+    /// A stored column and its type.
+    Stored(String, ColumnType),
+}
+
+/// Everything a scan needs, decided at planning time.
+#[derive(Debug)]
+pub struct ScanPlan {
+    /// The table's name, for plans and errors.
+    pub table: String,
+    /// The projected schema.
+    pub schema: SchemaRef,
+    /// What each projected column is.
+    pub columns: Vec<ScanColumn>,
+    /// The pieces to read and their rows, in table order.
+    pub pieces: Vec<(Arc<Part>, RowSet)>,
+    /// The symbol dictionary.
+    pub symbols: ArrayRef,
+    /// Where reads are counted.
+    pub counters: Arc<ScanCounters>,
+    /// Rows per batch.
+    pub batch_rows: usize,
+    /// Stop after this many rows.
+    pub limit: Option<usize>,
+    /// `(symbol column, time column)` when every piece is sorted so.
+    pub order: Option<(String, String)>,
+    /// Whether pieces of more than one date are read (the order then starts with
+    /// the date).
+    pub several_dates: bool,
+}
+
+/// A run of rows of one piece that one partition reads.
+#[derive(Clone, Debug)]
+struct Work {
+    part: Arc<Part>,
+    start: usize,
+    end: usize,
+}
+
+/// The execution plan node of a Strata scan.
+#[derive(Debug)]
+pub struct StrataScanExec {
+    plan: Arc<ScanPlan>,
+    partitions: Vec<Vec<Work>>,
+    properties: Arc<PlanProperties>,
+}
+
+impl StrataScanExec {
+    /// Splits the plan's rows into at most `target_partitions` partitions of about
+    /// equal rows, each a contiguous stretch in table order (so each stays sorted).
+    pub fn new(plan: ScanPlan, target_partitions: usize) -> StrataScanExec {
+        let total: usize = plan.pieces.iter().map(|(_, rows)| rows.len()).sum();
+        let wanted = target_partitions.max(1).min(total.div_ceil(plan.batch_rows.max(1)).max(1));
+        let share = total.div_ceil(wanted).max(1);
+        let mut partitions: Vec<Vec<Work>> = vec![Vec::new()];
+        let mut filled = 0;
+        for (part, rows) in &plan.pieces {
+            for range in rows.ranges() {
+                let mut start = range.start;
+                while start < range.end {
+                    if filled == share {
+                        partitions.push(Vec::new());
+                        filled = 0;
+                    }
+                    let end = range.end.min(start + share - filled);
+                    partitions.last_mut().expect("one partition").push(Work { part: part.clone(), start, end });
+                    filled += end - start;
+                    start = end;
+                }
+            }
+        }
+        let properties = Arc::new(PlanProperties::new(
+            equivalence(&plan),
+            Partitioning::UnknownPartitioning(partitions.len()),
+            EmissionType::Incremental,
+            Boundedness::Bounded,
+        ));
+        StrataScanExec { plan: Arc::new(plan), partitions, properties }
+    }
+}
+
+/// The declared order, cut to the columns the scan outputs.
+fn equivalence(plan: &ScanPlan) -> EquivalenceProperties {
+    let mut eq = EquivalenceProperties::new(plan.schema.clone());
+    let Some((sym, time)) = &plan.order else { return eq };
+    let mut keys: Vec<&str> = Vec::new();
+    if plan.several_dates {
+        keys.push(super::DATE_COLUMN);
+    }
+    keys.extend([sym.as_str(), time.as_str()]);
+    let mut sort = Vec::new();
+    for key in keys {
+        let Ok(index) = plan.schema.index_of(key) else { break };
+        let column: Arc<dyn PhysicalExpr> = Arc::new(Column::new(key, index));
+        sort.push(PhysicalSortExpr::new_default(column));
+    }
+    if let Some(ordering) = LexOrdering::new(sort) {
+        eq.add_orderings([ordering]);
+    }
+    eq
+}
+
+impl DisplayAs for StrataScanExec {
+    fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
+        let rows: usize = self.plan.pieces.iter().map(|(_, r)| r.len()).sum();
+        let names: Vec<&str> = self.plan.schema.fields().iter().map(|f| f.name().as_str()).collect();
+        write!(
+            f,
+            "StrataScanExec: table={}, pieces={}, rows={rows}, columns=[{}]",
+            self.plan.table,
+            self.plan.pieces.len(),
+            names.join(", ")
+        )?;
+        if let Some((sym, time)) = &self.plan.order {
+            write!(f, ", sorted by {sym}, {time}")?;
+        }
+        Ok(())
+    }
+}
+
+impl ExecutionPlan for StrataScanExec {
+    fn name(&self) -> &str {
+        "StrataScanExec"
+    }
+
+    fn properties(&self) -> &Arc<PlanProperties> {
+        &self.properties
+    }
+
+    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
+        vec![]
+    }
+
+    fn apply_expressions(
+        &self,
+        _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> DfResult<TreeNodeRecursion>,
+    ) -> DfResult<TreeNodeRecursion> {
+        Ok(TreeNodeRecursion::Continue)
+    }
+
+    fn with_new_children(self: Arc<Self>, _children: Vec<Arc<dyn ExecutionPlan>>) -> DfResult<Arc<dyn ExecutionPlan>> {
+        Ok(self)
+    }
+
+    fn execute(&self, partition: usize, _context: Arc<TaskContext>) -> DfResult<SendableRecordBatchStream> {
+        let work = self.partitions.get(partition).cloned().unwrap_or_default();
+        if partition == 0 {
+            self.plan.counters.parts_scanned.fetch_add(self.plan.pieces.len() as u64, Ordering::Relaxed);
+        }
+        let batches = Batches { plan: self.plan.clone(), work, at: 0, next_row: None, left: self.plan.limit };
+        Ok(Box::pin(RecordBatchStreamAdapter::new(self.plan.schema.clone(), futures::stream::iter(batches))))
+    }
+}
+
+/// The batches of one partition, read lazily.
+struct Batches {
+    plan: Arc<ScanPlan>,
+    work: Vec<Work>,
+    at: usize,
+    next_row: Option<usize>,
+    left: Option<usize>,
+}
+
+impl Iterator for Batches {
+    type Item = DfResult<RecordBatch>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.left == Some(0) {
+            return None;
+        }
+        let work = self.work.get(self.at)?.clone();
+        let start = self.next_row.unwrap_or(work.start);
+        let mut end = work.end.min(start + self.plan.batch_rows.max(1));
+        if let Some(left) = self.left {
+            end = end.min(start + left);
+            self.left = Some(left - (end - start));
+        }
+        if end == work.end {
+            self.at += 1;
+            self.next_row = None;
+        } else {
+            self.next_row = Some(end);
+        }
+        Some(self.read(&work.part, start, end))
+    }
+}
+
+impl Batches {
+    fn read(&self, part: &Part, start: usize, end: usize) -> DfResult<RecordBatch> {
+        let rows = end - start;
+        let arrays = self
+            .plan
+            .columns
+            .iter()
+            .map(|column| -> DfResult<ArrayRef> {
+                Ok(match column {
+                    ScanColumn::Date => {
+                        let day = part.date.map_or(0, |d| d.0);
+                        Arc::new(Date32Array::from_value(day, rows))
+                    }
+                    ScanColumn::RowNumber => Arc::new(Int64Array::from_iter_values(start as i64..end as i64)),
+                    ScanColumn::Stored(name, ty) => {
+                        let open = part.column(name).map_err(external)?;
+                        let values = open.read(start, end, &self.plan.counters).map_err(external)?;
+                        to_array(*ty, rows, values, &self.plan.symbols).map_err(|detail| {
+                            external(StoreError::Corrupt { path: part.dir.join(name), detail: format!("rows {start}..{end}: {detail}") })
+                        })?
+                    }
+                })
+            })
+            .collect::<DfResult<Vec<_>>>()?;
+        self.plan.counters.rows_scanned.fetch_add(rows as u64, Ordering::Relaxed);
+        let options = RecordBatchOptions::new().with_row_count(Some(rows));
+        RecordBatch::try_new_with_options(self.plan.schema.clone(), arrays, &options)
+            .map_err(|e| DataFusionError::ArrowError(Box::new(e), None))
+    }
+}

@@ -1,0 +1,10 @@
+//! Integration tests of strata-query: one binary, so DataFusion is linked once.
+//! Every test writes real tables with strata-store into a temporary directory.
+
+mod query {
+    pub mod asof;
+    pub mod data;
+    pub mod errors;
+    pub mod functions;
+    pub mod pushdown;
+}

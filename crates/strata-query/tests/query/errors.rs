@@ -1,0 +1,52 @@
+//! Bad input gets a clear error: where the SQL is wrong, what tables and columns
+//! exist, which file and block are corrupt, when memory runs out.
+
+use std::os::unix::fs::FileExt;
+
+use strata_query::{Engine, EngineOptions};
+
+use super::data::*;
+
+fn db(spec: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let mut rng = Rng(11);
+    write(dir.path(), DAY, "quote", &quotes(&mut rng, 50_000, 10, DAY.parse().unwrap()).table(), &sorted_write(spec));
+    dir
+}
+
+#[test]
+fn sql_mistakes_say_where_and_what_exists() {
+    let dir = db("none");
+    let engine = Engine::open(dir.path()).unwrap();
+    let err = engine.sql("SELECT bid FROM quote WHERE WHERE").unwrap_err().to_string();
+    assert!(err.contains("Line: 1, Column"), "{err}");
+    let err = engine.sql("SELECT bid FROM quotes").unwrap_err().to_string();
+    assert!(err.contains("quotes") && err.contains("tables are: quote"), "{err}");
+    let err = engine.sql("SELECT bidd FROM quote").unwrap_err().to_string();
+    assert!(err.contains("bidd") && err.contains("bid") && err.contains("bsize"), "{err}");
+    let err = engine.sql("SELECT Bid FROM quote").unwrap_err().to_string();
+    assert!(err.contains("Bid"), "names are case-sensitive, as in q: {err}");
+}
+
+#[test]
+fn a_corrupt_block_names_the_file_and_block() {
+    let dir = db("zstd:1@12");
+    let path = dir.path().join(DAY).join("quote").join("bid");
+    let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    file.write_all_at(&[0xFF; 16], 64 + 100).unwrap();
+    let engine = Engine::open(dir.path()).unwrap();
+    let err = engine.sql("SELECT sum(bid) FROM quote").unwrap_err().to_string();
+    assert!(err.contains(&path.display().to_string()) && err.contains("block 0"), "{err}");
+    // Other columns still answer.
+    assert_eq!(rows(&engine.sql("SELECT sum(bsize) FROM quote").unwrap()), 1);
+}
+
+#[test]
+fn a_query_over_the_memory_limit_fails_cleanly() {
+    let dir = db("none");
+    let options = EngineOptions { memory_limit: Some(256 * 1024), ..Default::default() };
+    let engine = Engine::open_with(dir.path(), &options).unwrap();
+    let err = engine.sql("SELECT * FROM quote ORDER BY bid").unwrap_err().to_string();
+    assert!(err.to_lowercase().contains("resources exhausted"), "{err}");
+    assert_eq!(rows(&engine.sql("SELECT count(*) FROM quote").unwrap()), 1, "the engine still answers");
+}
