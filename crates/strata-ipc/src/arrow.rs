@@ -1,0 +1,184 @@
+//! q tables to and from Strata tables and Arrow record batches.
+//!
+//! Each vector type maps to the Strata column type of the same kdb+ number; a
+//! general list of char vectors is a string column. Temporal values move between
+//! kdb+'s 2000.01.01 epoch and Strata's Unix epoch (timestamps, dates, months);
+//! nulls and infinities (the extreme values) stay what they are. GUID and datetime
+//! vectors have no Strata column type and are refused with the column's name.
+//!
+//! ```
+//! use strata_ipc::{K, Table, Vector, arrow::{table_to_record_batch, table_from_record_batch}};
+//! let t = Table::new(vec![
+//!     ("sym".into(), K::symbols(["a", "b"])),
+//!     ("px".into(), K::vector(Vector::Float(vec![1.5, 2.5]))),
+//! ]).unwrap();
+//! let batch = table_to_record_batch(&t).unwrap();
+//! assert_eq!(batch.num_rows(), 2);
+//! assert_eq!(table_from_record_batch(&batch).unwrap(), t);
+//! ```
+
+use arrow_array::RecordBatch;
+use strata_store::{Column, ColumnType};
+
+use crate::error::IpcError;
+use crate::value::{EPOCH_OFFSET_DAYS, EPOCH_OFFSET_MONTHS, EPOCH_OFFSET_NANOS, K, Table, Vector, type_name};
+
+/// Shifts a value between epochs unless it is a null or an infinity (the minimum,
+/// maximum and `-max` sentinels), which mean the same in both.
+macro_rules! shift {
+    ($values:expr, $t:ty, $offset:expr) => {
+        $values
+            .iter()
+            .map(|&v: &$t| if v == <$t>::MIN || v == <$t>::MAX || v == -<$t>::MAX { v } else { v + $offset })
+            .collect::<Vec<$t>>()
+    };
+}
+
+/// A q column (vector, or list of char vectors) as a Strata column.
+pub fn column_to_store(name: &str, column: &K) -> Result<Column, IpcError> {
+    let store = |r: strata_store::Result<Column>| r.map_err(|e| IpcError::Convert(format!("column {name}: {e}")));
+    let vector = match column {
+        K::Vector(v, _) => v,
+        K::List(items) => {
+            let strings: Option<Vec<&[u8]>> = items
+                .iter()
+                .map(|item| match item {
+                    K::Vector(Vector::Char(c), _) => Some(c.as_slice()),
+                    _ => None,
+                })
+                .collect();
+            let strings = strings.ok_or_else(|| {
+                IpcError::Convert(format!("column {name}: a general list converts only when every item is a string"))
+            })?;
+            return Ok(Column::from_strings(strings.iter().map(|s| String::from_utf8_lossy(s))));
+        }
+        other => return Err(IpcError::Convert(format!("column {name}: a {} is not a column", other.describe()))),
+    };
+    match vector {
+        Vector::Boolean(v) => store(Column::from_values(ColumnType::Boolean, v.iter().map(|&b| b as u8).collect())),
+        Vector::Byte(v) => store(Column::from_values(ColumnType::Byte, v.clone())),
+        Vector::Short(v) => store(Column::from_values(ColumnType::Short, v.clone())),
+        Vector::Int(v) => store(Column::from_values(ColumnType::Int, v.clone())),
+        Vector::Long(v) => store(Column::from_values(ColumnType::Long, v.clone())),
+        Vector::Real(v) => store(Column::from_values(ColumnType::Real, v.clone())),
+        Vector::Float(v) => store(Column::from_values(ColumnType::Float, v.clone())),
+        Vector::Char(v) => store(Column::from_values(ColumnType::Char, v.clone())),
+        Vector::Symbol(v) => Ok(Column::from_symbols(v)),
+        Vector::Timestamp(v) => store(Column::from_values(ColumnType::Timestamp, shift!(v, i64, EPOCH_OFFSET_NANOS))),
+        Vector::Month(v) => store(Column::from_values(ColumnType::Month, shift!(v, i32, EPOCH_OFFSET_MONTHS))),
+        Vector::Date(v) => store(Column::from_values(ColumnType::Date, shift!(v, i32, EPOCH_OFFSET_DAYS))),
+        Vector::Timespan(v) => store(Column::from_values(ColumnType::Timespan, v.clone())),
+        Vector::Minute(v) => store(Column::from_values(ColumnType::Minute, v.clone())),
+        Vector::Second(v) => store(Column::from_values(ColumnType::Second, v.clone())),
+        Vector::Time(v) => store(Column::from_values(ColumnType::Time, v.clone())),
+        Vector::Guid(_) | Vector::Datetime(_) => Err(IpcError::Convert(format!(
+            "column {name}: {} vectors have no Strata column type",
+            type_name(vector.code())
+        ))),
+    }
+}
+
+/// A Strata column as a q column (strings become a list of char vectors).
+pub fn column_from_store(column: &Column) -> K {
+    let n = column.len();
+    let vector = match column.ty() {
+        ColumnType::String => {
+            return K::List((0..n).map(|i| K::string(column.string(i))).collect());
+        }
+        ColumnType::Symbol => Vector::Symbol((0..n).map(|i| column.symbol(i).to_string()).collect()),
+        ColumnType::Boolean => Vector::Boolean(column.values::<u8>().iter().map(|&b| b != 0).collect()),
+        ColumnType::Byte => Vector::Byte(column.values::<u8>().to_vec()),
+        ColumnType::Char => Vector::Char(column.values::<u8>().to_vec()),
+        ColumnType::Short => Vector::Short(column.values::<i16>().to_vec()),
+        ColumnType::Int => Vector::Int(column.values::<i32>().to_vec()),
+        ColumnType::Long => Vector::Long(column.values::<i64>().to_vec()),
+        ColumnType::Real => Vector::Real(column.values::<f32>().to_vec()),
+        ColumnType::Float => Vector::Float(column.values::<f64>().to_vec()),
+        ColumnType::Timestamp => Vector::Timestamp(shift!(column.values::<i64>(), i64, -EPOCH_OFFSET_NANOS)),
+        ColumnType::Month => Vector::Month(shift!(column.values::<i32>(), i32, -EPOCH_OFFSET_MONTHS)),
+        ColumnType::Date => Vector::Date(shift!(column.values::<i32>(), i32, -EPOCH_OFFSET_DAYS)),
+        ColumnType::Timespan => Vector::Timespan(column.values::<i64>().to_vec()),
+        ColumnType::Minute => Vector::Minute(column.values::<i32>().to_vec()),
+        ColumnType::Second => Vector::Second(column.values::<i32>().to_vec()),
+        ColumnType::Time => Vector::Time(column.values::<i32>().to_vec()),
+    };
+    K::vector(vector)
+}
+
+/// A q table as a Strata table.
+pub fn table_to_store(table: &Table) -> Result<strata_store::Table, IpcError> {
+    let columns = table
+        .names()
+        .iter()
+        .zip(table.columns())
+        .map(|(name, column)| Ok((name.clone(), column_to_store(name, column)?)))
+        .collect::<Result<Vec<_>, IpcError>>()?;
+    strata_store::Table::new(columns).map_err(|e| IpcError::Convert(e.to_string()))
+}
+
+/// A Strata table as a q table.
+pub fn table_from_store(table: &strata_store::Table) -> Table {
+    let columns = table.iter().map(|(name, column)| (name.to_string(), column_from_store(column))).collect();
+    Table::new(columns).expect("a Strata table's columns have equal lengths")
+}
+
+/// A q table as one Arrow record batch (through [`table_to_store`]).
+pub fn table_to_record_batch(table: &Table) -> Result<RecordBatch, IpcError> {
+    strata_store::arrow::table_to_record_batch(&table_to_store(table)?).map_err(|e| IpcError::Convert(e.to_string()))
+}
+
+/// An Arrow record batch as a q table (Arrow types map as `strata_store::arrow` says).
+pub fn table_from_record_batch(batch: &RecordBatch) -> Result<Table, IpcError> {
+    let table = strata_store::arrow::table_from_record_batches(&batch.schema(), std::slice::from_ref(batch), &[])
+        .map_err(|e| IpcError::Convert(e.to_string()))?;
+    Ok(table_from_store(&table))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn epochs_shift_but_nulls_stay() {
+        let t = Table::new(vec![
+            ("time".into(), K::vector(Vector::Timestamp(vec![0, i64::MIN, i64::MAX]))),
+            ("date".into(), K::vector(Vector::Date(vec![0, i32::MIN, 1]))),
+            ("month".into(), K::vector(Vector::Month(vec![0, 12, i32::MIN]))),
+        ])
+        .unwrap();
+        let store = table_to_store(&t).unwrap();
+        assert_eq!(store.column("time").unwrap().values::<i64>(), [EPOCH_OFFSET_NANOS, i64::MIN, i64::MAX]);
+        assert_eq!(store.column("date").unwrap().values::<i32>(), [10_957, i32::MIN, 10_958]);
+        assert_eq!(store.column("month").unwrap().values::<i32>(), [360, 372, i32::MIN]);
+        assert_eq!(table_from_store(&store), t);
+    }
+
+    #[test]
+    fn every_store_type_round_trips_and_guids_are_refused() {
+        let columns = vec![
+            ("b".into(), K::vector(Vector::Boolean(vec![true, false]))),
+            ("x".into(), K::vector(Vector::Byte(vec![1, 255]))),
+            ("h".into(), K::vector(Vector::Short(vec![-1, i16::MIN]))),
+            ("i".into(), K::vector(Vector::Int(vec![7, 8]))),
+            ("j".into(), K::vector(Vector::Long(vec![7, i64::MIN]))),
+            ("e".into(), K::vector(Vector::Real(vec![1.5, f32::NAN]))),
+            ("f".into(), K::vector(Vector::Float(vec![2.5, -0.0]))),
+            ("c".into(), K::vector(Vector::Char(b"ab".to_vec()))),
+            ("s".into(), K::symbols(["IBM", ""])),
+            ("n".into(), K::vector(Vector::Timespan(vec![1, 2]))),
+            ("u".into(), K::vector(Vector::Minute(vec![1, 2]))),
+            ("v".into(), K::vector(Vector::Second(vec![1, 2]))),
+            ("t".into(), K::vector(Vector::Time(vec![1, 2]))),
+            ("str".into(), K::List(vec![K::string("hello"), K::string("")])),
+        ];
+        let t = Table::new(columns).unwrap();
+        let back = table_from_record_batch(&table_to_record_batch(&t).unwrap()).unwrap();
+        // NaN != NaN, so compare the encoded bytes instead of the values.
+        assert_eq!(crate::to_bytes(&K::Table(back)), crate::to_bytes(&K::Table(t)));
+        let guid = Table::new(vec![("g".into(), K::vector(Vector::Guid(vec![[0; 16]])))]).unwrap();
+        let err = table_to_store(&guid).unwrap_err().to_string();
+        assert!(err.contains("column g") && err.contains("guid"), "{err}");
+        let mixed = Table::new(vec![("m".into(), K::List(vec![K::string("a"), K::symbol("b")]))]).unwrap();
+        assert!(table_to_store(&mixed).unwrap_err().to_string().contains("column m"));
+    }
+}

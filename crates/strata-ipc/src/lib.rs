@@ -1,0 +1,33 @@
+//! kdb+'s IPC protocol (version 3), so q processes, PyKX and qPython can talk to
+//! Strata unchanged.
+//!
+//! - [`value`]: q values ([`K`]): atoms, vectors of every kdb+ type, general lists,
+//!   dictionaries, tables, keyed tables (dictionaries of tables), lambdas, errors.
+//! - [`encode`] / [`decode`]: the wire form, byte for byte what kdb+'s `-8!` gives
+//!   after its 8-byte header (see the examples in `tests/documented.rs`).
+//! - [`frame`]: message headers (async, sync, response; either byte order on
+//!   input, little-endian on output), kdb+'s IPC compression for messages over 2000
+//!   bytes to remote peers (reusing `strata_codec::qipc`), reading whole messages.
+//! - [`handshake`]: `user:password` plus capability byte, checked against a
+//!   credentials file when one is configured.
+//! - [`Connection`]: a blocking client.
+//! - [`arrow`]: q tables to and from Strata tables and Arrow record batches.
+
+pub mod arrow;
+mod connection;
+mod decode;
+mod encode;
+mod error;
+pub mod frame;
+pub mod handshake;
+pub mod value;
+
+pub use connection::Connection;
+pub use decode::{MAX_DEPTH, decode};
+pub use encode::{encode, to_bytes};
+pub use error::IpcError;
+pub use frame::{
+    DEFAULT_MAX_MESSAGE, HEADER_LEN, Header, MessageKind, decode_body, encode_message, read_frame, read_message,
+};
+pub use handshake::{CAPABILITY, Credentials, Peer};
+pub use value::{Atom, Attribute, K, Table, Vector};
