@@ -6,6 +6,7 @@
 //! machines measure the same bytes.
 
 pub mod codecs;
+pub mod column_stats;
 pub mod data;
 pub mod report;
 pub mod rng;

@@ -9,7 +9,7 @@ use crate::universe::Instrument;
 /// Share of quotes where the bid (or the offer) backs off the best level for a
 /// moment. With the spread changes and the walk, about 46% of quotes move the bid, as
 /// in the reference day.
-const FLICKER: f64 = 0.24;
+const FLICKER: f64 = 0.1;
 
 /// One instrument's price process, in ticks.
 pub struct PricePath {

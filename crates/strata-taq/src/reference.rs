@@ -93,12 +93,3 @@ pub fn reference(table: &str, name: &str) -> Option<&'static ReferenceColumn> {
     };
     columns.iter().find(|c| c.name == name)
 }
-
-/// Rows of the reference day's `table` ("quote" or "trade").
-pub fn reference_rows(table: &str) -> Option<u64> {
-    match table {
-        "quote" => Some(QUOTE_ROWS),
-        "trade" => Some(TRADE_ROWS),
-        _ => None,
-    }
-}

@@ -4,6 +4,7 @@ mod bench;
 mod compress;
 mod demo;
 mod export;
+mod generate;
 mod import;
 mod ls;
 mod stats;
@@ -34,6 +35,9 @@ pub enum Command {
     /// Benchmarks.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
+    /// Generate (or load) data: `strata gen taq` writes a TAQ-shaped trading day.
+    #[command(subcommand)]
+    Gen(generate::GenCommand),
 }
 
 /// Runs a parsed subcommand.
@@ -47,5 +51,6 @@ pub fn run(command: Command) -> CliResult {
         Command::Stats(args) => stats::run(args),
         Command::Ls(args) => ls::run(args),
         Command::Bench(command) => bench::run(command),
+        Command::Gen(command) => generate::run(command),
     }
 }
