@@ -13,6 +13,9 @@ use crate::{CodecError, qipc};
 /// have passed [`CompressionSpec::check_suitable`] for `kind`.
 pub fn compress_block(spec: &CompressionSpec, kind: ElementKind, raw: &[u8]) -> Result<Option<Vec<u8>>, CodecError> {
     debug_assert_eq!(raw.len() % kind.width, 0, "a block holds whole elements");
+    if spec.is_auto() {
+        return Err(CodecError::Unsuitable(format!("{spec} must be resolved to a concrete chain before compressing")));
+    }
     // Nothing to compress; some codecs (LZ4HC's optimal parser) misread empty input.
     if raw.is_empty() {
         return Ok(None);
@@ -232,7 +235,7 @@ mod tests {
         let raw = ramp(5000);
         for algorithm in Algorithm::ALL {
             for level in [*algorithm.levels().start(), *algorithm.levels().end()] {
-                let spec = CompressionSpec { filters: vec![], algorithm, level, lbs: 17 };
+                let spec = CompressionSpec { filters: vec![], algorithm, level, lbs: 17, auto: None };
                 let packed = compress_block(&spec, kind, &raw).unwrap();
                 let back = match packed {
                     Some(p) => decompress_block(&spec, kind, &p, raw.len()).unwrap(),
@@ -248,7 +251,8 @@ mod tests {
         let kind = ElementKind::new(8, NumericClass::Signed);
         let raw = ramp(4096);
         for algorithm in Algorithm::ALL.into_iter().filter(|a| *a != Algorithm::None) {
-            let spec = CompressionSpec { filters: vec![], algorithm, level: algorithm.default_level(), lbs: 17 };
+            let spec =
+                CompressionSpec { filters: vec![], algorithm, level: algorithm.default_level(), lbs: 17, auto: None };
             let packed = compress_block(&spec, kind, &raw).unwrap().expect("a ramp compresses");
             let truncated = &packed[..packed.len() / 2];
             assert!(decompress_block(&spec, kind, truncated, raw.len()).is_err(), "{spec} accepted a truncated block");
@@ -259,7 +263,8 @@ mod tests {
     #[test]
     fn empty_blocks_are_stored_raw_for_every_codec() {
         for algorithm in Algorithm::ALL {
-            let spec = CompressionSpec { filters: vec![], algorithm, level: *algorithm.levels().end(), lbs: 12 };
+            let spec =
+                CompressionSpec { filters: vec![], algorithm, level: *algorithm.levels().end(), lbs: 12, auto: None };
             assert_eq!(compress_block(&spec, ElementKind::new(4, NumericClass::Float), &[]).unwrap(), None, "{spec}");
         }
     }

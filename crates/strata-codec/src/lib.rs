@@ -6,6 +6,7 @@
 //! (0 none, 1 qipc, 2 gzip, 3 snappy, 4 lz4hc, 5 zstd) and add pcodec (6).
 
 mod algorithm;
+pub mod auto;
 mod block;
 mod element;
 mod filter;

@@ -2,7 +2,8 @@
 //!
 //! Grammar: `[filter+]*codec[:level][@lbs]`, for example `zstd:3`, `delta+zstd:1@17`,
 //! `shuffle+lz4hc:9`, `pco:8`, `none`. kdb+'s triple `lbs alg lvl` (as in
-//! `.z.zd:17 2 6`) is accepted too.
+//! `.z.zd:17 2 6`) is accepted too. `auto[:ratio|write|read][@lbs]` asks for the
+//! chain to be chosen per column when it is written (see [`crate::auto`]).
 //!
 //! ```
 //! use strata_codec::{Algorithm, CompressionSpec, Filter};
@@ -11,6 +12,7 @@
 //! assert_eq!((spec.algorithm, spec.level, spec.lbs), (Algorithm::Zstd, 1, 16));
 //! assert_eq!(spec.to_string(), "delta+zstd:1@16");
 //! assert_eq!("16 2 6".parse::<CompressionSpec>().unwrap().to_string(), "gzip:6@16");
+//! assert!("auto:write@16".parse::<CompressionSpec>().unwrap().is_auto());
 //! ```
 
 use std::fmt;
@@ -18,6 +20,7 @@ use std::str::FromStr;
 
 use crate::CodecError;
 use crate::algorithm::Algorithm;
+use crate::auto::Objective;
 use crate::element::{ElementKind, NumericClass};
 use crate::filter::Filter;
 
@@ -42,24 +45,40 @@ pub struct CompressionSpec {
     pub level: i32,
     /// Block size exponent, within [`MIN_LBS`]..=[`MAX_LBS`].
     pub lbs: u8,
+    /// `Some` for `auto`: the chain is still to be chosen, per column, for this
+    /// objective (filters, algorithm and level are then unused). Writers resolve it
+    /// with [`crate::auto::choose`] and store the concrete spec.
+    pub auto: Option<Objective>,
 }
 
 impl CompressionSpec {
     /// No compression: the column is written as a plain, mappable file.
     pub fn none() -> CompressionSpec {
-        CompressionSpec { filters: Vec::new(), algorithm: Algorithm::None, level: 0, lbs: DEFAULT_LBS }
+        CompressionSpec { filters: Vec::new(), algorithm: Algorithm::None, level: 0, lbs: DEFAULT_LBS, auto: None }
+    }
+
+    /// `auto` for `objective` with blocks of `2^lbs` bytes: resolved per column when
+    /// written.
+    pub fn auto(objective: Objective, lbs: u8) -> CompressionSpec {
+        CompressionSpec { auto: Some(objective), lbs, ..CompressionSpec::none() }
+    }
+
+    /// Whether this is `auto`, still to be resolved to a concrete chain.
+    pub fn is_auto(&self) -> bool {
+        self.auto.is_some()
     }
 
     /// A spec with no filters, checking the level and block size.
     pub fn new(algorithm: Algorithm, level: i32, lbs: u8) -> Result<CompressionSpec, CodecError> {
-        let spec = CompressionSpec { filters: Vec::new(), algorithm, level, lbs };
+        let spec = CompressionSpec { filters: Vec::new(), algorithm, level, lbs, auto: None };
         spec.check_ranges()?;
         Ok(spec)
     }
 
-    /// Whether columns with this spec are stored compressed (in blocks) at all.
+    /// Whether columns with this spec are stored compressed (in blocks) at all
+    /// (`auto` always resolves to a compressed chain).
     pub fn is_compressed(&self) -> bool {
-        self.algorithm != Algorithm::None || !self.filters.is_empty()
+        self.algorithm != Algorithm::None || !self.filters.is_empty() || self.is_auto()
     }
 
     /// Bytes per uncompressed block.
@@ -89,7 +108,11 @@ impl CompressionSpec {
 
     /// Checks that the filters and codec can apply to elements of `kind`: delta needs
     /// integers, pcodec needs numbers of 2 or more bytes and no byte-level filters.
+    /// `auto` suits every kind: it only chooses among suitable chains.
     pub fn check_suitable(&self, kind: ElementKind) -> Result<(), CodecError> {
+        if self.is_auto() {
+            return Ok(());
+        }
         let mut kind = kind;
         for filter in &self.filters {
             if let Some(why) = filter.unsuitable_for(kind) {
@@ -128,7 +151,7 @@ impl CompressionSpec {
             .collect();
         let filters: Vec<&str> = Filter::ALL.iter().map(|f| f.name()).collect();
         format!(
-            "codecs {}; filters {} (joined with '+', before the codec); block size @{MIN_LBS}..{MAX_LBS}; or kdb+'s 'lbs alg lvl'",
+            "codecs {}; filters {} (joined with '+', before the codec); block size @{MIN_LBS}..{MAX_LBS}; auto[:ratio|write|read]; or kdb+'s 'lbs alg lvl'",
             codecs.join(", "),
             filters.join(", ")
         )
@@ -147,7 +170,7 @@ impl CompressionSpec {
             return Ok(CompressionSpec::none());
         }
         let lbs = u8::try_from(lbs).map_err(|_| CodecError::LbsOutOfRange(lbs))?;
-        let spec = CompressionSpec { filters: Vec::new(), algorithm: alg, level, lbs };
+        let spec = CompressionSpec { filters: Vec::new(), algorithm: alg, level, lbs, auto: None };
         spec.check_ranges()?;
         Ok(spec)
     }
@@ -172,6 +195,16 @@ impl FromStr for CompressionSpec {
             }
             None => (text, DEFAULT_LBS),
         };
+        if let Some(rest) = body.trim().strip_prefix("auto") {
+            let objective = match rest.strip_prefix(':') {
+                Some(name) => name.trim().parse().map_err(|_| bad_token(text, &format!(":{name}")))?,
+                None if rest.is_empty() => Objective::default(),
+                None => return Err(bad_token(text, body)),
+            };
+            let spec = CompressionSpec::auto(objective, lbs);
+            spec.check_ranges()?;
+            return Ok(spec);
+        }
         let mut parts: Vec<&str> = body.split('+').collect();
         let codec_part = parts.pop().unwrap_or_default();
         let filters = parts
@@ -187,7 +220,7 @@ impl FromStr for CompressionSpec {
             Some(l) => l.parse().map_err(|_| bad_token(text, &format!(":{l}")))?,
             None => algorithm.default_level(),
         };
-        let spec = CompressionSpec { filters, algorithm, level, lbs };
+        let spec = CompressionSpec { filters, algorithm, level, lbs, auto: None };
         spec.check_ranges()?;
         Ok(spec)
     }
@@ -195,6 +228,16 @@ impl FromStr for CompressionSpec {
 
 impl fmt::Display for CompressionSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(objective) = self.auto {
+            f.write_str("auto")?;
+            if objective != Objective::default() {
+                write!(f, ":{objective}")?;
+            }
+            if self.lbs != DEFAULT_LBS {
+                write!(f, "@{}", self.lbs)?;
+            }
+            return Ok(());
+        }
         for filter in &self.filters {
             write!(f, "{filter}+")?;
         }
@@ -228,6 +271,10 @@ mod tests {
             ("qipc", "qipc"),
             ("17 5 1", "zstd:1"),
             ("0 0 0", "none"),
+            ("auto", "auto"),
+            ("auto:ratio", "auto"),
+            ("auto:read@20", "auto:read@20"),
+            ("auto:write", "auto:write"),
         ] {
             let spec: CompressionSpec = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
             assert_eq!(spec.to_string(), canonical, "{text}");
@@ -251,6 +298,10 @@ mod tests {
         assert!(err.contains("11") && err.contains("12..20"), "{err}");
         assert!("gzip:5@21".parse::<CompressionSpec>().is_err());
         assert!("17 9 1".parse::<CompressionSpec>().is_err());
+        let err = "auto:fast".parse::<CompressionSpec>().unwrap_err().to_string();
+        assert!(err.contains("':fast'") && err.contains("auto[:ratio|write|read]"), "{err}");
+        assert!("autox".parse::<CompressionSpec>().is_err());
+        assert!("auto@11".parse::<CompressionSpec>().is_err());
     }
 
     #[test]

@@ -393,4 +393,44 @@ mod tests {
         assert!(err.contains("column x") && err.contains("sorted"), "{err}");
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
     }
+
+    #[test]
+    fn auto_is_resolved_per_column_and_the_chosen_chain_is_stored() {
+        let dir = tempfile::tempdir().unwrap();
+        let n = 50_000;
+        // A random walk on a cent grid: no repeating pattern for an LZ codec to find.
+        let mut cents = 100_000i64;
+        let walk: Vec<f64> = (0..n as u64)
+            .map(|i| {
+                cents += ((i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 61) as i64) - 3;
+                cents as f64 / 100.0
+            })
+            .collect();
+        let table = Table::new(vec![
+            (
+                "time".into(),
+                Column::from_values(ColumnType::Timespan, (0..n as i64).map(|i| i * 1_003 + i % 5).collect::<Vec<_>>())
+                    .unwrap(),
+            ),
+            ("price".into(), Column::from_values(ColumnType::Float, walk).unwrap()),
+            ("cond".into(), Column::from_values(ColumnType::Char, vec![b'R'; n]).unwrap()),
+            ("id".into(), Column::from_strings((0..n).map(|i| format!("T{i}")))),
+        ])
+        .unwrap();
+        let options = WriteOptions {
+            spec: TableSpec::parse("default = \"auto\"\n").unwrap(),
+            durability: Durability::Rename,
+            ..Default::default()
+        };
+        let path = dir.path().join("t");
+        write_splayed(&path, &table, &options).unwrap();
+        let opened = SplayedTable::open(&path).unwrap();
+        assert_eq!(opened.read(&Arc::new(vec![])).unwrap(), table);
+        for stats in opened.stats().unwrap() {
+            assert!(!stats.spec.is_auto() && stats.spec.is_compressed(), "{}: {}", stats.name, stats.spec);
+            assert!(stats.ratio() > 1.5, "{}: {} at {:.2}", stats.name, stats.spec, stats.ratio());
+        }
+        let price = opened.stats().unwrap().into_iter().find(|s| s.name == "price").unwrap();
+        assert!(price.spec.filters.contains(&strata_codec::Filter::Decimal), "{}", price.spec);
+    }
 }

@@ -93,7 +93,7 @@ impl CompressedHeader {
             .iter()
             .map(|&c| Filter::from_code(c).ok_or_else(|| corrupt(path, format!("unknown filter code {c}"))))
             .collect::<Result<Vec<_>>>()?;
-        let spec = CompressionSpec { filters, algorithm, level: h[13] as i8 as i32, lbs: h[14] };
+        let spec = CompressionSpec { filters, algorithm, level: h[13] as i8 as i32, lbs: h[14], auto: None };
         spec.check_ranges().map_err(|source| StoreError::Codec { path: path.to_path_buf(), block: None, source })?;
         Ok(CompressedHeader { ty, attribute, spec })
     }

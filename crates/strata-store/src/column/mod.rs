@@ -11,7 +11,8 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use arrow_buffer::Buffer;
-use strata_codec::{Algorithm, CompressionSpec};
+use strata_codec::auto::choose;
+use strata_codec::{Algorithm, CodecError, CompressionSpec};
 
 pub use bounds::BlockBounds;
 pub use compressed::{BlockEntry, COMPRESSED_MAGIC, CompressedColumn, CompressedHeader};
@@ -147,8 +148,23 @@ impl FileStats {
     }
 }
 
+/// The concrete spec `spec` stands for on `values` (raw little-endian bytes of `ty`):
+/// `spec` itself, or for `auto` the chain [`strata_codec::auto::choose`] picks on a
+/// sample of the values.
+pub fn resolve_spec(
+    spec: &CompressionSpec,
+    ty: ColumnType,
+    values: &[u8],
+) -> std::result::Result<CompressionSpec, CodecError> {
+    match spec.auto {
+        Some(objective) => Ok(choose(ty.element_kind(), values, objective, spec.lbs)?.spec),
+        None => Ok(spec.clone()),
+    }
+}
+
 /// Writes `values` (raw little-endian bytes of `ty`) to `path` with `spec`: a plain
-/// file for `none`, a compressed one otherwise. Atomic.
+/// file for `none`, a compressed one otherwise; `auto` is resolved on the values
+/// first ([`resolve_spec`]) and the chosen chain is what the file records. Atomic.
 pub fn write_column_file(
     path: &Path,
     ty: ColumnType,
@@ -157,6 +173,17 @@ pub fn write_column_file(
     values: &[u8],
     durability: Durability,
 ) -> Result<()> {
+    let resolved;
+    let spec = if spec.is_auto() {
+        resolved = resolve_spec(spec, ty, values).map_err(|source| crate::StoreError::Codec {
+            path: path.to_path_buf(),
+            block: None,
+            source,
+        })?;
+        &resolved
+    } else {
+        spec
+    };
     if spec.is_compressed() {
         compressed::write_compressed(path, ty, attribute, spec, values, durability)
     } else {

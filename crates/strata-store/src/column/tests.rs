@@ -38,7 +38,7 @@ fn specs_for(ty: ColumnType, lbs: u8) -> Vec<CompressionSpec> {
     let mut specs = Vec::new();
     for algorithm in Algorithm::ALL {
         for level in [*algorithm.levels().start(), *algorithm.levels().end()] {
-            let spec = CompressionSpec { filters: vec![], algorithm, level, lbs };
+            let spec = CompressionSpec { filters: vec![], algorithm, level, lbs, auto: None };
             if spec.check_suitable(ty.element_kind()).is_ok() {
                 specs.push(spec);
             }

@@ -1,0 +1,307 @@
+//! `auto`: choose a column's compression chain by trying candidates on a sample.
+//!
+//! A spec of `auto` (or `auto:ratio`, `auto:write`, `auto:read`) is resolved when a
+//! column is written: [`choose`] compresses a sample of the column's blocks with every
+//! candidate chain that suits its element kind and keeps the best for the objective.
+//! The chosen concrete spec is what is stored, so readers never see `auto`.
+//!
+//! ```
+//! use strata_codec::{ElementKind, NumericClass, auto::{Objective, choose}};
+//! // Sorted nanosecond timestamps: an integer method wins.
+//! let raw: Vec<u8> = (0..50_000i64).flat_map(|i| (1_000_000 + i * 997 + i % 7).to_le_bytes()).collect();
+//! let choice = choose(ElementKind::new(8, NumericClass::Signed), &raw, Objective::Ratio, 17).unwrap();
+//! assert!(choice.spec.to_string().contains("pco") || choice.spec.to_string().contains("delta"));
+//! assert!(choice.reason.contains("ratio"));
+//! ```
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::Instant;
+
+use crate::element::{ElementKind, NumericClass};
+use crate::spec::CompressionSpec;
+use crate::{CodecError, compress_block, decompress_block};
+
+/// What `auto` optimises.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Objective {
+    /// The smallest stored size among chains that compress about as fast as zstd
+    /// level 1 (so an `auto` write is not slower than a zstd:1 write). The choice
+    /// depends only on sizes, so it is the same on every machine.
+    #[default]
+    Ratio,
+    /// The fastest write: compression time plus the time to write the stored bytes
+    /// at [`ASSUMED_DEVICE_MBPS`].
+    Write,
+    /// The fastest read: the time to read the stored bytes at
+    /// [`ASSUMED_DEVICE_MBPS`] plus decompression time.
+    Read,
+}
+
+/// The storage bandwidth the write and read objectives assume, MB/s: a fast SSD.
+/// Slower storage favours smaller output; this keeps compression when it pays.
+pub const ASSUMED_DEVICE_MBPS: f64 = 1000.0;
+
+/// Blocks sampled from a column: evenly spaced whole blocks, at most this many.
+pub const SAMPLE_BLOCKS: usize = 4;
+
+/// A candidate must store at least 1% less than an earlier (simpler) one to be
+/// preferred on ratio, so near-ties go to the simpler chain.
+const RATIO_MARGIN: f64 = 0.99;
+
+impl Objective {
+    /// Every objective.
+    pub const ALL: [Objective; 3] = [Objective::Ratio, Objective::Write, Objective::Read];
+
+    /// The name used in specs (`auto:ratio`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Objective::Ratio => "ratio",
+            Objective::Write => "write",
+            Objective::Read => "read",
+        }
+    }
+}
+
+impl fmt::Display for Objective {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Objective {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Objective, String> {
+        Objective::ALL
+            .into_iter()
+            .find(|o| o.name() == text)
+            .ok_or_else(|| format!("unknown auto objective '{text}'; valid: ratio, write, read"))
+    }
+}
+
+/// One candidate tried on the sample.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Trial {
+    /// The candidate chain.
+    pub spec: CompressionSpec,
+    /// Sample bytes over stored bytes.
+    pub ratio: f64,
+    /// Sample MB (10^6 bytes) compressed per second.
+    pub compress_mbps: f64,
+    /// Sample MB decompressed per second.
+    pub decompress_mbps: f64,
+}
+
+/// What `auto` chose and why.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AutoChoice {
+    /// The chosen concrete spec.
+    pub spec: CompressionSpec,
+    /// The objective it was chosen for.
+    pub objective: Objective,
+    /// Every candidate's figures on the sample, in the order tried.
+    pub trials: Vec<Trial>,
+    /// One line saying why this spec won.
+    pub reason: String,
+}
+
+/// The chains `auto` tries for elements of `kind` with block size `2^lbs`. Each
+/// compresses about as fast as zstd level 1 or faster (pcodec at level 4, zstd at
+/// level 1, filters that cost a pass over the block); the write and read
+/// objectives add the fastest codecs.
+pub fn candidates(kind: ElementKind, objective: Objective, lbs: u8) -> Vec<CompressionSpec> {
+    let mut names: Vec<&str> = match (kind.class, kind.width) {
+        (NumericClass::Opaque, _) | (_, 1) => vec!["zstd:1"],
+        (NumericClass::Float, _) => {
+            vec!["zstd:1", "xor+zstd:1", "dec+zstd:1", "dec+delta+zstd:1", "pco:4", "dec+pco:4", "dec+delta+pco:4"]
+        }
+        (NumericClass::Signed | NumericClass::Unsigned, _) => {
+            vec!["zstd:1", "delta+zstd:1", "delta+shuffle+zstd:1", "shuffle+zstd:1", "pco:4", "delta+pco:4"]
+        }
+    };
+    if objective != Objective::Ratio {
+        names.extend(["lz4hc:0", "snappy", "zstd:-7"]);
+        if kind.width > 1 && kind.class != NumericClass::Opaque {
+            names.push("shuffle+lz4hc:0");
+        }
+    }
+    names
+        .into_iter()
+        .map(|name| {
+            let mut spec: CompressionSpec = name.parse().expect("candidate specs are valid");
+            spec.lbs = lbs;
+            spec
+        })
+        .filter(|spec| spec.check_suitable(kind).is_ok())
+        .collect()
+}
+
+/// Up to [`SAMPLE_BLOCKS`] whole blocks of `2^lbs` bytes spread evenly over `raw`
+/// (all of it when it is that small). Block edges fall on element boundaries.
+pub fn sample(raw: &[u8], kind: ElementKind, lbs: u8) -> Vec<&[u8]> {
+    let block = (1usize << lbs) / kind.width * kind.width;
+    let blocks = raw.len().div_ceil(block.max(1));
+    if blocks <= SAMPLE_BLOCKS {
+        return raw.chunks(block.max(1)).collect();
+    }
+    (0..SAMPLE_BLOCKS)
+        .map(|i| {
+            let b = i * (blocks - 1) / (SAMPLE_BLOCKS - 1);
+            &raw[b * block..((b + 1) * block).min(raw.len())]
+        })
+        .collect()
+}
+
+/// Chooses the spec for a column of `kind` whose raw little-endian values are `raw`,
+/// for `objective`, with blocks of `2^lbs` bytes. An empty column gets zstd:1.
+pub fn choose(kind: ElementKind, raw: &[u8], objective: Objective, lbs: u8) -> Result<AutoChoice, CodecError> {
+    let specs = candidates(kind, objective, lbs);
+    let blocks = sample(raw, kind, lbs);
+    let sampled: usize = blocks.iter().map(|b| b.len()).sum();
+    if sampled == 0 {
+        let spec = specs.into_iter().next().expect("zstd:1 suits every kind");
+        return Ok(AutoChoice {
+            spec,
+            objective,
+            trials: Vec::new(),
+            reason: "empty column: nothing to sample".into(),
+        });
+    }
+    let mut trials = Vec::with_capacity(specs.len());
+    for spec in specs {
+        trials.push(trial(spec, kind, &blocks, sampled)?);
+    }
+    let mb = sampled as f64 / 1e6;
+    let cost = |t: &Trial| {
+        let io = mb / t.ratio / ASSUMED_DEVICE_MBPS;
+        match objective {
+            Objective::Ratio => 1.0 / t.ratio,
+            Objective::Write => mb / t.compress_mbps + io,
+            Objective::Read => mb / t.decompress_mbps + io,
+        }
+    };
+    let mut best = 0;
+    for (i, t) in trials.iter().enumerate().skip(1) {
+        let better = match objective {
+            Objective::Ratio => cost(t) < cost(&trials[best]) * RATIO_MARGIN,
+            _ => cost(t) < cost(&trials[best]),
+        };
+        if better {
+            best = i;
+        }
+    }
+    let winner = &trials[best];
+    let runner_up = trials
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != best)
+        .min_by(|a, b| cost(a.1).total_cmp(&cost(b.1)))
+        .map(|(_, t)| t);
+    let figure = |t: &Trial| match objective {
+        Objective::Ratio => format!("{} at ratio {:.2}", t.spec, t.ratio),
+        Objective::Write => format!("{} at {:.3} ms per MB written", t.spec, 1e3 * cost(t) / mb),
+        Objective::Read => format!("{} at {:.3} ms per MB read", t.spec, 1e3 * cost(t) / mb),
+    };
+    let reason = format!(
+        "{objective}: {} on a {:.0} KiB sample of {} block(s), best of {} candidates{}",
+        figure(winner),
+        sampled as f64 / 1024.0,
+        blocks.len(),
+        trials.len(),
+        runner_up.map(|t| format!("; next {}", figure(t))).unwrap_or_default()
+    );
+    Ok(AutoChoice { spec: winner.spec.clone(), objective, trials, reason })
+}
+
+fn trial(spec: CompressionSpec, kind: ElementKind, blocks: &[&[u8]], sampled: usize) -> Result<Trial, CodecError> {
+    let start = Instant::now();
+    let packed = blocks.iter().map(|b| compress_block(&spec, kind, b)).collect::<Result<Vec<_>, _>>()?;
+    let compress_secs = start.elapsed().as_secs_f64();
+    let start = Instant::now();
+    for (block, p) in blocks.iter().zip(&packed) {
+        if let Some(p) = p {
+            decompress_block(&spec, kind, p, block.len())?;
+        }
+    }
+    let decompress_secs = start.elapsed().as_secs_f64();
+    let stored: usize = packed.iter().zip(blocks).map(|(p, b)| p.as_ref().map_or(b.len(), Vec::len)).sum();
+    let mb = sampled as f64 / 1e6;
+    Ok(Trial {
+        spec,
+        ratio: sampled as f64 / stored.max(1) as f64,
+        compress_mbps: mb / compress_secs.max(1e-9),
+        decompress_mbps: mb / decompress_secs.max(1e-9),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn longs(values: impl Iterator<Item = i64>) -> Vec<u8> {
+        values.flat_map(i64::to_le_bytes).collect()
+    }
+
+    #[test]
+    fn candidates_suit_their_kind() {
+        for kind in [
+            ElementKind::BYTES,
+            ElementKind::new(2, NumericClass::Signed),
+            ElementKind::new(4, NumericClass::Unsigned),
+            ElementKind::new(4, NumericClass::Float),
+            ElementKind::new(8, NumericClass::Float),
+            ElementKind::new(8, NumericClass::Signed),
+        ] {
+            for objective in Objective::ALL {
+                let specs = candidates(kind, objective, 14);
+                assert!(!specs.is_empty());
+                assert_eq!(specs[0].to_string(), "zstd:1@14", "zstd:1 is always the first, simplest");
+                assert!(specs.iter().all(|s| s.check_suitable(kind).is_ok() && s.lbs == 14));
+            }
+        }
+        assert_eq!(candidates(ElementKind::BYTES, Objective::Ratio, 17).len(), 1);
+    }
+
+    #[test]
+    fn samples_are_whole_spread_blocks() {
+        let raw = vec![0u8; (1 << 12) * 10 + 100];
+        let kind = ElementKind::new(4, NumericClass::Signed);
+        let blocks = sample(&raw, kind, 12);
+        assert_eq!(blocks.len(), SAMPLE_BLOCKS);
+        assert!(blocks.iter().all(|b| b.len() % 4 == 0));
+        assert_eq!(blocks.last().unwrap().len(), 100, "the last block is included");
+        assert_eq!(sample(&raw[..5000], kind, 12).len(), 2, "a small column is sampled whole");
+        assert!(sample(&[], kind, 12).is_empty());
+    }
+
+    #[test]
+    fn ratio_picks_the_smallest_and_explains() {
+        // Exact cent prices: dec turns them into integers, which pco packs tightly.
+        let prices: Vec<u8> =
+            (0..40_000).flat_map(|i: i64| ((10_000 + (i * 7919) % 300) as f64 / 100.0).to_le_bytes()).collect();
+        let kind = ElementKind::new(8, NumericClass::Float);
+        let choice = choose(kind, &prices, Objective::Ratio, 17).unwrap();
+        let best = choice.trials.iter().map(|t| t.ratio).fold(0.0, f64::max);
+        let chosen = choice.trials.iter().find(|t| t.spec == choice.spec).unwrap();
+        assert!(chosen.ratio >= best * RATIO_MARGIN, "{choice:?}");
+        assert!(choice.spec.filters.contains(&crate::Filter::Decimal), "{}", choice.spec);
+        assert!(choice.reason.starts_with("ratio: ") && choice.reason.contains("next "), "{}", choice.reason);
+        assert_eq!(choose(kind, &prices, Objective::Ratio, 17).unwrap().spec, choice.spec, "deterministic");
+    }
+
+    #[test]
+    fn every_objective_returns_a_suitable_spec() {
+        let raw = longs((0..30_000).map(|i| i * 1000 + i % 13));
+        let kind = ElementKind::new(8, NumericClass::Signed);
+        for objective in Objective::ALL {
+            let choice = choose(kind, &raw, objective, 16).unwrap();
+            assert!(choice.spec.check_suitable(kind).is_ok());
+            assert!(choice.reason.starts_with(objective.name()), "{}", choice.reason);
+            assert_eq!(choice.trials.len(), candidates(kind, objective, 16).len());
+        }
+        let empty = choose(kind, &[], Objective::Write, 17).unwrap();
+        assert_eq!(empty.spec.to_string(), "zstd:1");
+        assert!("fast".parse::<Objective>().unwrap_err().contains("ratio, write, read"));
+    }
+}
