@@ -8,9 +8,12 @@
 pub mod codecs;
 pub mod column_stats;
 pub mod data;
+pub mod recommend;
 pub mod report;
 pub mod rng;
 pub mod table_write;
+pub mod zip;
+pub mod zipgrid;
 
 pub use codecs::{CodecBenchError, CodecBenchOptions};
 pub use report::Report;

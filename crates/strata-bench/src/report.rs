@@ -149,12 +149,16 @@ pub struct Table {
     /// If set, heat-map colours compare a row only with rows that have the same
     /// value in this column (say, one data column's codecs with each other).
     pub heat_group: Option<usize>,
+    /// If true, heat-map colours compare the cells of each row with each other
+    /// instead of each column's cells (a matrix of data columns by codecs, as the
+    /// TAQ case study colours its tables).
+    pub heat_by_row: bool,
 }
 
 impl Table {
     /// An empty table with the given columns.
     pub fn new(title: impl Into<String>, columns: Vec<Column>) -> Table {
-        Table { title: title.into(), columns, rows: Vec::new(), heat_group: None }
+        Table { title: title.into(), columns, rows: Vec::new(), heat_group: None, heat_by_row: false }
     }
 
     /// Appends a row.
@@ -171,6 +175,12 @@ impl Table {
     pub fn with_heat_groups(mut self, column: &str) -> Result<Table, ReportError> {
         self.heat_group = Some(self.require_column(column)?);
         Ok(self)
+    }
+
+    /// Colours each row's heat-map cells against each other (see [`Table::heat_by_row`]).
+    pub fn with_heat_by_row(mut self) -> Table {
+        self.heat_by_row = true;
+        self
     }
 
     /// The position of the column called `name`.

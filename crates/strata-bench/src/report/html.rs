@@ -87,6 +87,9 @@ fn table_html(table: &Table) -> String {
 /// column). Each column is scaled over its rows (or each group of rows), worst red
 /// to best green; a group with fewer than two distinct values is left uncoloured.
 fn heat_colours(table: &Table) -> HashMap<(usize, usize), String> {
+    if table.heat_by_row {
+        return row_heat_colours(table);
+    }
     let mut groups: HashMap<String, Vec<usize>> = HashMap::new();
     for r in 0..table.rows.len() {
         let key = table.heat_group.map(|g| table.display_cell(r, g)).unwrap_or_default();
@@ -103,24 +106,54 @@ fn heat_colours(table: &Table) -> HashMap<(usize, usize), String> {
                 .filter_map(|r| Some((*r, table.rows[*r][c].as_number()?)))
                 .filter(|(_, v)| v.is_finite())
                 .collect();
-            let log = values.iter().all(|(_, v)| *v > 0.0);
-            let scaled = |v: f64| if log { v.ln() } else { v };
-            let lo = values.iter().map(|(_, v)| scaled(*v)).fold(f64::INFINITY, f64::min);
-            let hi = values.iter().map(|(_, v)| scaled(*v)).fold(f64::NEG_INFINITY, f64::max);
-            if values.len() < 2 || hi <= lo {
-                continue;
-            }
-            for (r, v) in values {
-                let mut t = (scaled(v) - lo) / (hi - lo);
-                if column.heat == Heat::LowerIsBetter {
-                    t = 1.0 - t;
-                }
-                // Hue 0 (red) through 60 (yellow) to 120 (green), kept light for text.
-                colours.insert((r, c), format!("hsl({:.0},70%,82%)", t * 120.0));
+            for (r, colour) in scale(&values, |_| column.heat) {
+                colours.insert((r, c), colour);
             }
         }
     }
     colours
+}
+
+/// Heat colours comparing the heat-map cells within each row (see
+/// [`Table::heat_by_row`]); each cell's direction comes from its column.
+fn row_heat_colours(table: &Table) -> HashMap<(usize, usize), String> {
+    let mut colours = HashMap::new();
+    for (r, row) in table.rows.iter().enumerate() {
+        let values: Vec<(usize, f64)> = table
+            .columns
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.heat != Heat::Off)
+            .filter_map(|(c, _)| Some((c, row[c].as_number()?)))
+            .filter(|(_, v)| v.is_finite())
+            .collect();
+        for (c, colour) in scale(&values, |c| table.columns[c].heat) {
+            colours.insert((r, c), colour);
+        }
+    }
+    colours
+}
+
+/// Red-to-green colours for `(key, value)` pairs scaled between their extremes
+/// (logarithmically when all are positive); none when fewer than two distinct values.
+fn scale(values: &[(usize, f64)], heat: impl Fn(usize) -> Heat) -> Vec<(usize, String)> {
+    let log = values.iter().all(|(_, v)| *v > 0.0);
+    let scaled = |v: f64| if log { v.ln() } else { v };
+    let lo = values.iter().map(|(_, v)| scaled(*v)).fold(f64::INFINITY, f64::min);
+    let hi = values.iter().map(|(_, v)| scaled(*v)).fold(f64::NEG_INFINITY, f64::max);
+    if values.len() < 2 || hi <= lo {
+        return Vec::new();
+    }
+    values
+        .iter()
+        .map(|&(key, v)| {
+            let mut t = (scaled(v) - lo) / (hi - lo);
+            if heat(key) == Heat::LowerIsBetter {
+                t = 1.0 - t;
+            }
+            (key, format!("hsl({:.0},70%,82%)", t * 120.0))
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -189,6 +222,25 @@ mod tests {
         assert_eq!(colours[&(2, 2)], "hsl(0,70%,82%)", "worst within price");
         // Equal values within a group say nothing: no colour.
         assert!(!colours.contains_key(&(2, 3)) && !colours.contains_key(&(3, 3)));
+    }
+
+    #[test]
+    fn rows_can_be_coloured_across_their_cells() {
+        let mut t = Table::new(
+            "m",
+            vec![
+                Column::text("column"),
+                Column::number("gzip", 1).lower_is_better(),
+                Column::number("zstd", 1).lower_is_better(),
+            ],
+        )
+        .with_heat_by_row();
+        t.push_row(vec!["Time".into(), 40.0.into(), 30.0.into()]);
+        t.push_row(vec!["Sym".into(), 0.1.into(), 0.1.into()]);
+        let colours = heat_colours(&t);
+        assert_eq!(colours[&(0, 2)], "hsl(120,70%,82%)", "zstd is best for Time");
+        assert_eq!(colours[&(0, 1)], "hsl(0,70%,82%)");
+        assert!(!colours.contains_key(&(1, 1)), "a tie says nothing");
     }
 
     #[test]

@@ -17,6 +17,11 @@ pub enum BenchCommand {
     /// Whole-table writes of the built-in trade table per spec, on one thread and on
     /// every core.
     Write(WriteArgs),
+    /// Compression per column and spec on TAQ data or a database table: size, write
+    /// and read time ratios (cold and warm), auto's choices and tier recommendations.
+    Zip(super::bench_zip::ZipArgs),
+    /// zipPerf's grid: lbs 12..20 x algorithm x level on a data shape or a column.
+    Zipgrid(super::bench_zip::ZipgridArgs),
 }
 
 /// Where a report goes besides the terminal.
@@ -97,6 +102,8 @@ pub fn run(command: BenchCommand) -> CliResult {
             std::fs::remove_dir_all(&scratch).ok();
             publish(&report, &args.report.out, "table-write")
         }
+        BenchCommand::Zip(args) => super::bench_zip::run_zip(args),
+        BenchCommand::Zipgrid(args) => super::bench_zip::run_zipgrid(args),
     }
 }
 

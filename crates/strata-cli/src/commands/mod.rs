@@ -1,6 +1,7 @@
 //! The subcommands, one module each.
 
 mod bench;
+mod bench_zip;
 mod compress;
 mod demo;
 mod export;

@@ -1,0 +1,103 @@
+//! The zip benchmark end to end on a tiny TAQ day: real files, real reads.
+
+use strata_taq::{TaqConfig, generate};
+
+use super::*;
+use crate::report::Cell;
+
+fn tiny_tables() -> Vec<ZipTable> {
+    let day = generate(&TaqConfig { quotes: 6_000, trades: 600, syms: 8, seed: 3, ..TaqConfig::default() });
+    vec![
+        ZipTable { name: "quote".into(), table: day.quote, parted: Some("Symbol".into()) },
+        ZipTable { name: "trade".into(), table: day.trade, parted: Some("Symbol".into()) },
+    ]
+}
+
+fn tiny_options(specs: &[&str]) -> ZipOptions {
+    ZipOptions {
+        specs: specs.iter().map(|s| s.parse().unwrap()).collect(),
+        cold: ColdCache::Fadvise,
+        range_count: 4,
+        range_rows: 100,
+        ..ZipOptions::new()
+    }
+}
+
+#[test]
+fn every_column_and_spec_is_measured_with_ratios_against_uncompressed() {
+    let dir = tempfile::tempdir().unwrap();
+    let outcome =
+        run(&tiny_tables(), &tiny_options(&["zstd:1", "zstd:22", "dec+pco:4", "auto"]), dir.path(), false).unwrap();
+    let results = outcome.report.table(RESULTS_TABLE).unwrap();
+    // (23 + 15 columns + a total row each) x (none + 4 specs)
+    assert_eq!(results.rows.len(), (24 + 16) * 5);
+    let col = |name: &str| results.column_index(name).unwrap();
+    let row = |table: &str, column: &str, spec: &str| {
+        results
+            .rows
+            .iter()
+            .find(|r| r[0] == Cell::from(table) && r[1] == Cell::from(column) && r[3] == Cell::from(spec))
+            .unwrap_or_else(|| panic!("{table} {column} {spec}"))
+    };
+    let base = row("quote", "Time", "none");
+    assert_eq!(base[col("write_ratio")].as_number(), Some(1.0));
+    assert!(base[col("relative_size_pct")].as_number().unwrap() > 100.0, "the plain file has a header");
+    let flag = row("quote", "FINRA_BBO_Indicator", "zstd:1");
+    assert!(flag[col("relative_size_pct")].as_number().unwrap() < 5.0, "a constant column nearly vanishes");
+    // dec cannot apply to chars: the stored spec shows what was written instead.
+    assert_eq!(row("quote", "Exchange", "dec+pco:4")[col("stored_spec")], Cell::from("zstd:3"));
+    assert_eq!(row("quote", "Bid_Price", "dec+pco:4")[col("stored_spec")], Cell::from("dec+pco:4"));
+    let auto_price = &row("quote", "Bid_Price", "auto")[col("stored_spec")];
+    assert_ne!(*auto_price, Cell::from("auto"), "auto is stored as a concrete chain");
+    let total = row("trade", TABLE_ROW, "zstd:22");
+    assert!(total[col("relative_size_pct")].as_number().unwrap() < 60.0, "{total:?}");
+    for r in &results.rows {
+        for name in ["write_ratio", "read_cold_ratio", "read_warm_ratio", "ranges_cold_ratio", "ranges_warm_ratio"] {
+            let v = r[col(name)].as_number().unwrap();
+            assert!(v.is_finite() && v > 0.0, "{name} in {r:?}");
+        }
+    }
+    assert!(outcome.report.table(TARGETS_TABLE).is_some());
+    let autos = outcome.report.table(AUTO_TABLE).unwrap();
+    assert_eq!(autos.rows.len(), 23 + 15);
+    assert!(autos.rows.iter().all(|r| matches!(&r[4], Cell::Text(why) if why.starts_with("ratio: "))));
+    let queries = outcome.report.table("query time ratios").unwrap();
+    assert_eq!(queries.rows.len(), 2 * 5, "the symbol slice on both tables for every spec");
+    assert_eq!(outcome.report.charts().count(), 2);
+    assert!(outcome.report.to_html().contains("hsl("), "heat-map colours");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "scratch copies are removed");
+}
+
+#[test]
+fn recommendations_are_table_specs_that_load_and_apply() {
+    let dir = tempfile::tempdir().unwrap();
+    let tables = tiny_tables();
+    let outcome =
+        run(&tables[..1], &tiny_options(&["lz4hc:0", "zstd:1", "zstd:22", "dec+pco:4"]), dir.path(), false).unwrap();
+    let (name, rec) = &outcome.recommendations[0];
+    assert_eq!(name, "quote");
+    assert_eq!(rec.columns.len(), 23);
+    let sym = rec.columns.iter().find(|c| c.column == "Symbol").unwrap();
+    assert!(!sym.cold.is_compressed(), "the parted column stays plain");
+    let price = rec.columns.iter().find(|c| c.column == "Bid_Price").unwrap();
+    assert!(price.cold.is_compressed() && price.mid.is_compressed(), "{price:?}");
+    for spec in [&rec.hot, &rec.mid, &rec.cold] {
+        let path = dir.path().join("tier.toml");
+        std::fs::write(&path, spec.to_toml()).unwrap();
+        let loaded = strata_store::TableSpec::load(&path).unwrap();
+        assert_eq!(&loaded, spec);
+        for (column, c) in tables[0].table.iter() {
+            loaded.spec_for(column, c.ty(), &strata_codec::CompressionSpec::none()).unwrap();
+        }
+    }
+}
+
+#[test]
+fn bad_options_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut options = tiny_options(&["zstd:1"]);
+    options.lbs = Some(30);
+    let err = run(&tiny_tables(), &options, dir.path(), false).err().unwrap().to_string();
+    assert!(err.contains("--lbs 30"), "{err}");
+    assert!(run(&[], &tiny_options(&["zstd:1"]), dir.path(), false).is_err());
+}

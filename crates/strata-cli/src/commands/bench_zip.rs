@@ -1,0 +1,231 @@
+//! `strata bench zip` (compression per column and spec, tier recommendations) and
+//! `strata bench zipgrid` (zipPerf's lbs x algorithm x level grid).
+
+use std::path::PathBuf;
+
+use clap::Args;
+use strata_bench::zip::{self, ColdCache, ZipOptions, ZipTable};
+use strata_bench::zipgrid::{self, DataShape, GridOptions, GridSource};
+use strata_codec::CompressionSpec;
+use strata_store::{ColumnType, Database, Date, TableLocation};
+use strata_taq::{TaqConfig, generate};
+
+use super::CliResult;
+use super::bench::publish;
+
+/// Arguments of `strata bench zip`.
+#[derive(Args)]
+pub struct ZipArgs {
+    /// Benchmark this database's table instead of built-in TAQ data.
+    #[arg(long, requires = "table")]
+    db: Option<PathBuf>,
+    /// The table (with --db).
+    #[arg(long)]
+    table: Option<String>,
+    /// The date partition (with --db; default: the latest holding the table, or
+    /// the splayed table).
+    #[arg(long)]
+    partition: Option<Date>,
+    /// Built-in data: quote rows (trades are a tenth).
+    #[arg(long, default_value_t = 1_000_000)]
+    rows: usize,
+    /// Built-in data: instruments.
+    #[arg(long, default_value_t = 1000)]
+    syms: usize,
+    /// Built-in data: seed.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Specs to compare (comma-separated); default: seed 000's 17 kdb+
+    /// configurations, Strata's chains and auto.
+    #[arg(long, value_delimiter = ',')]
+    specs: Vec<CompressionSpec>,
+    /// Block size exponent for every spec (12..20).
+    #[arg(long)]
+    lbs: Option<u8>,
+    /// Writes per column and spec; the fastest counts.
+    #[arg(long, default_value_t = 1)]
+    repeats: usize,
+    /// Threads (default: every core).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// How to make reads cold: `drop` (drop_caches, root only), `fadvise`, or
+    /// `auto` (drop when allowed).
+    #[arg(long, default_value = "auto")]
+    cold: String,
+    /// Cold tier: the most a recommended spec may cost to write, as a multiple of
+    /// the uncompressed write.
+    #[arg(long, default_value_t = 20.0)]
+    cold_write_budget: f64,
+    /// Scratch directory for the copies (default: the system temp directory).
+    #[arg(long)]
+    dir: Option<PathBuf>,
+    /// Directory for the CSV files, the HTML page and the recommended table specs.
+    #[arg(long, default_value = "strata-reports")]
+    out: PathBuf,
+}
+
+/// Runs `strata bench zip`.
+pub fn run_zip(args: ZipArgs) -> CliResult {
+    let tables = match (&args.db, &args.table) {
+        (Some(db), Some(table)) => vec![load_table(db, table, args.partition)?],
+        _ => {
+            let day = generate(&TaqConfig {
+                quotes: args.rows,
+                trades: args.rows / 10,
+                syms: args.syms,
+                seed: args.seed,
+                ..TaqConfig::default()
+            });
+            vec![
+                ZipTable { name: "quote".into(), table: day.quote, parted: Some("Symbol".into()) },
+                ZipTable { name: "trade".into(), table: day.trade, parted: Some("Symbol".into()) },
+            ]
+        }
+    };
+    let mut options = ZipOptions::new();
+    if !args.specs.is_empty() {
+        options.specs = args.specs;
+    }
+    options.lbs = args.lbs;
+    options.repeats = args.repeats;
+    options.cold_write_budget = args.cold_write_budget;
+    if let Some(threads) = args.threads {
+        options.threads = threads;
+    }
+    options.cold = match args.cold.as_str() {
+        "auto" => ColdCache::detect(),
+        "drop" => ColdCache::DropCaches,
+        "fadvise" => ColdCache::Fadvise,
+        other => return Err(format!("--cold {other:?}: expected auto, drop or fadvise").into()),
+    };
+    let scratch =
+        args.dir.clone().unwrap_or_else(std::env::temp_dir).join(format!("strata-zip-{}", std::process::id()));
+    let outcome = zip::run(&tables, &options, &scratch, true);
+    std::fs::remove_dir_all(&scratch).ok();
+    let outcome = outcome?;
+    publish(&outcome.report, &args.out, "zip")?;
+    for (table, rec) in &outcome.recommendations {
+        for (tier, spec) in [("hot", &rec.hot), ("mid", &rec.mid), ("cold", &rec.cold)] {
+            let path = args.out.join(format!("{table}-{tier}.toml"));
+            std::fs::write(&path, spec.to_toml()).map_err(|e| format!("{}: {e}", path.display()))?;
+            println!("wrote {} (strata import --table-spec, strata gen taq --table-spec)", path.display());
+        }
+    }
+    Ok(())
+}
+
+/// A database table as a benchmark table; a sorted symbol column gets the parted
+/// attribute, as the table's writer would have given it.
+fn load_table(
+    db: &std::path::Path,
+    table: &str,
+    partition: Option<Date>,
+) -> Result<ZipTable, Box<dyn std::error::Error>> {
+    let db = Database::open(db)?;
+    let location = match partition {
+        Some(date) => TableLocation::Partition(date, table.to_string()),
+        None if db.root().join(table).is_dir() => TableLocation::Splayed(table.to_string()),
+        None => {
+            let dates = db.partitions()?;
+            let date = dates
+                .into_iter()
+                .rev()
+                .find(|d| db.table_dir(&TableLocation::Partition(*d, table.to_string())).is_dir())
+                .ok_or_else(|| format!("{}: no table {table}", db.root().display()))?;
+            TableLocation::Partition(date, table.to_string())
+        }
+    };
+    let data = db.read_table(&location)?;
+    let parted = db
+        .open_table(&location)?
+        .stats()?
+        .into_iter()
+        .find(|s| s.ty == ColumnType::Symbol && s.attribute == strata_store::Attribute::Parted)
+        .map(|s| s.name);
+    Ok(ZipTable { name: table.to_string(), table: data, parted })
+}
+
+/// Arguments of `strata bench zipgrid`.
+#[derive(Args)]
+pub struct ZipgridArgs {
+    /// Data shape: random (longs), sorted, contiguous, booleans, symbols.
+    #[arg(long, default_value = "random")]
+    shape: String,
+    /// Values of the shape.
+    #[arg(long, default_value_t = 1_000_000)]
+    n: usize,
+    /// Seed for the shape.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Measure a column of a database instead (with --table and --column).
+    #[arg(long, requires_all = ["table", "column"])]
+    db: Option<PathBuf>,
+    /// The table (with --db).
+    #[arg(long)]
+    table: Option<String>,
+    /// The column (with --db).
+    #[arg(long)]
+    column: Option<String>,
+    /// The date partition (with --db).
+    #[arg(long)]
+    partition: Option<Date>,
+    /// Repeats per configuration (writes are averaged, as zipPerf does).
+    #[arg(long, default_value_t = 1)]
+    k: usize,
+    /// Block size exponents (comma-separated; default 12..20).
+    #[arg(long, value_delimiter = ',')]
+    lbs: Vec<u8>,
+    /// Algorithms (comma-separated numbers 0..6; default all, 6 = pco).
+    #[arg(long, value_delimiter = ',')]
+    algs: Vec<u8>,
+    /// Constraint filters on the results, e.g. `writeTime<0.3,compFactor>2`.
+    #[arg(long = "where")]
+    filter: Option<String>,
+    /// Reload and summarise a results CSV saved by an earlier run instead of measuring.
+    #[arg(long)]
+    load: Option<PathBuf>,
+    /// Scratch directory (default: the system temp directory).
+    #[arg(long)]
+    dir: Option<PathBuf>,
+    /// Directory for the CSV files and the HTML page.
+    #[arg(long, default_value = "strata-reports")]
+    out: PathBuf,
+}
+
+/// Runs `strata bench zipgrid`.
+pub fn run_zipgrid(args: ZipgridArgs) -> CliResult {
+    let filters = match &args.filter {
+        Some(text) => zipgrid::parse_filters(text)?,
+        None => Vec::new(),
+    };
+    let rows = match &args.load {
+        Some(path) => zipgrid::load_csv(path)?,
+        None => {
+            let source = match (&args.db, &args.table, &args.column) {
+                (Some(db), Some(table), Some(column)) => {
+                    let loaded = load_table(db, table, args.partition)?;
+                    GridSource::column(column, loaded.table.column(column)?)
+                }
+                _ => GridSource::shape(args.shape.parse::<DataShape>()?, args.n, args.seed),
+            };
+            let mut options = GridOptions::new();
+            options.repeats = args.k;
+            if !args.lbs.is_empty() {
+                options.lbs = args.lbs.clone();
+            }
+            if !args.algs.is_empty() {
+                options.algorithms = args.algs.clone();
+            }
+            let scratch = args
+                .dir
+                .clone()
+                .unwrap_or_else(std::env::temp_dir)
+                .join(format!("strata-zipgrid-{}", std::process::id()));
+            let rows = zipgrid::run(&source, &options, &scratch, true);
+            std::fs::remove_dir_all(&scratch).ok();
+            rows?
+        }
+    };
+    let report = zipgrid::report(&rows, &filters);
+    publish(&report, &args.out, "zipgrid")
+}
