@@ -9,7 +9,11 @@ use crate::universe::Instrument;
 /// Share of quotes where the bid (or the offer) backs off the best level for a
 /// moment. With the spread changes and the walk, about 46% of quotes move the bid, as
 /// in the reference day.
-const FLICKER: f64 = 0.1;
+const FLICKER: f64 = 0.02;
+
+/// Share of quotes on which the efficient price moves; the others change only
+/// sizes or venues (a large share of real quote updates).
+const MOVE: f64 = 0.7;
 
 /// One instrument's price process, in ticks.
 pub struct PricePath {
@@ -26,7 +30,7 @@ impl PricePath {
         let ticks = instrument.open * instrument.ticks_per_dollar();
         PricePath {
             efficient: ticks,
-            step: instrument.volatility * ticks / (events.max(1) as f64).sqrt(),
+            step: instrument.volatility * ticks / (MOVE * events.max(1) as f64).sqrt(),
             // Liquid names quote a penny wide; wider spreads are rarer and stick.
             spread: Sticky::with_change_rate(&[(1, 0.55), (2, 0.2), (3, 0.1), (4, 0.07), (5, 0.05), (8, 0.03)], 0.15),
             last_spread: None,
@@ -40,7 +44,9 @@ impl PricePath {
 
     /// The next (bid, ask) in ticks, bid >= 1 and ask > bid.
     pub fn quote(&mut self, rng: &mut Rng) -> (i64, i64) {
-        self.advance(rng);
+        if rng.chance(MOVE) {
+            self.advance(rng);
+        }
         let spread = self.spread.next(self.last_spread, rng);
         self.last_spread = Some(spread);
         let base = (self.efficient - spread as f64 / 2.0).round() as i64;

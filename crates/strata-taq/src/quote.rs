@@ -11,7 +11,7 @@ use crate::prices::{PricePath, dollars};
 use crate::reference::{QUOTE, QUOTE_ROWS, ReferenceColumn};
 use crate::rng::Rng;
 use crate::sequence::channel_sequence;
-use crate::universe::{Instrument, QUOTE_CHANNELS, allocate, channel};
+use crate::universe::{Instrument, QUOTE_CHANNELS, allocate, channels_by_activity};
 
 /// The quote table's columns and types, in order.
 pub const QUOTE_SCHEMA: [(&str, ColumnType); 23] = [
@@ -108,6 +108,7 @@ pub fn quotes(universe: &[Instrument], rows: usize, seed: u64) -> Table {
     let mut short_sale = Vec::with_capacity(rows);
     let mut participant = Vec::with_capacity(rows);
     let mut channels = Vec::with_capacity(rows);
+    let channel_of = channels_by_activity(&weights, QUOTE_CHANNELS);
 
     for (index, (instrument, &n)) in universe.iter().zip(&counts).enumerate() {
         let mut rng = Rng::fork(seed, 0x5155_0000 + index as u64);
@@ -139,7 +140,7 @@ pub fn quotes(universe: &[Instrument], rows: usize, seed: u64) -> Table {
             source.push(if instrument.nasdaq { b'N' } else { b'C' });
             short_sale.push(instrument.short_sale);
             participant.push(participant_time(t, v, &mut rng));
-            channels.push(channel(index, universe.len(), QUOTE_CHANNELS) as u8);
+            channels.push(channel_of[index]);
         }
     }
     let sequence = channel_sequence(&time, &channels, QUOTE_CHANNELS);

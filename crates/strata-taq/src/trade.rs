@@ -12,7 +12,7 @@ use crate::quote::participant_time;
 use crate::reference::{TRADE, TRADE_ROWS};
 use crate::rng::Rng;
 use crate::sequence::channel_sequence;
-use crate::universe::{Instrument, TRADE_CHANNELS, allocate, channel, zipf_exponent};
+use crate::universe::{Instrument, TRADE_CHANNELS, allocate, channels_by_activity, zipf_exponent};
 
 /// The trade table's columns and types, in order.
 pub const TRADE_SCHEMA: [(&str, ColumnType); 15] = [
@@ -79,6 +79,8 @@ pub fn trades(universe: &[Instrument], rows: usize, seed: u64) -> Table {
     );
     let trf = Sticky::with_change_rate(&[(0u8, 0.89), (1u8, 0.11)], rate("TradeReportingFacility"));
     let exempt = Sticky::with_change_rate(&[(0u8, 0.7), (1u8, 0.3)], rate("TradeThroughExemptIndicator"));
+    // Participant times are missing in runs (a fifth of trades), not row by row.
+    let no_participant = Sticky::with_change_rate(&[(false, 0.8), (true, 0.2)], 0.05);
 
     let mut time = Vec::with_capacity(rows);
     let mut exchange = Vec::with_capacity(rows);
@@ -92,6 +94,7 @@ pub fn trades(universe: &[Instrument], rows: usize, seed: u64) -> Table {
     let mut trf_time = Vec::with_capacity(rows);
     let mut through = Vec::with_capacity(rows);
     let mut channels = Vec::with_capacity(rows);
+    let channel_of = channels_by_activity(&weights, TRADE_CHANNELS);
 
     for (index, (instrument, &n)) in universe.iter().zip(&counts).enumerate() {
         let mut rng = Rng::fork(seed, 0x5452_0000 + index as u64);
@@ -99,7 +102,7 @@ pub fn trades(universe: &[Instrument], rows: usize, seed: u64) -> Table {
         let mut path = PricePath::new(instrument, n);
         let tpd = instrument.ticks_per_dollar();
         let (mut last_venue, mut last_sale, mut last_trf, mut last_exempt) = (None, None, None, None);
-        let (mut last_price, mut last_volume) = (None, None);
+        let (mut last_price, mut last_volume, mut last_missing) = (None, None, None);
         for &t in &times {
             let v = venue.next(last_venue, &mut rng);
             last_venue = Some(v);
@@ -107,7 +110,7 @@ pub fn trades(universe: &[Instrument], rows: usize, seed: u64) -> Table {
             // Trades print at the bid or the offer, and often at the last price;
             // off-exchange prints are sometimes at the midpoint or a sub-penny.
             let ticks = match last_price {
-                Some(p) if rng.chance(0.45) => p,
+                Some(p) if rng.chance(0.6) => p,
                 _ if rng.chance(0.5) => bid as f64,
                 _ => ask as f64,
             };
@@ -133,10 +136,12 @@ pub fn trades(universe: &[Instrument], rows: usize, seed: u64) -> Table {
             let e = exempt.next(last_exempt, &mut rng);
             last_exempt = Some(e);
             through.push(e);
-            // About one trade in six has no participant time (blank in the file: 0).
-            participant.push(if rng.chance(0.17) { 0 } else { participant_time(t, v, &mut rng) });
+            // Blank in the file: 0.
+            let missing = no_participant.next(last_missing, &mut rng);
+            last_missing = Some(missing);
+            participant.push(if missing { 0 } else { participant_time(t, v, &mut rng) });
             trf_time.push(if v == b'D' { (t - rng.log_uniform(1e5, 1e8) as i64).max(0) } else { 0 });
-            channels.push(channel(index, universe.len(), TRADE_CHANNELS) as u8);
+            channels.push(channel_of[index]);
         }
     }
     let sequence = channel_sequence(&time, &channels, TRADE_CHANNELS);
@@ -174,7 +179,7 @@ pub fn trades(universe: &[Instrument], rows: usize, seed: u64) -> Table {
 /// is drawn for most trades (the reference day changes size on 80% of rows).
 fn next_volume(last: Option<i32>, rng: &mut Rng) -> i32 {
     match last {
-        Some(v) if rng.chance(0.17) => v,
+        Some(v) if rng.chance(0.1) => v,
         _ if rng.chance(0.42) => rng.log_uniform(1.0, 100.0) as i32,
         _ if rng.chance(0.9) => 100 * rng.geometric(2.0) as i32,
         _ => ((200.0 / (1.0 - rng.uniform()).powf(1.0 / 1.2)) as i32).min(5_000_000),
@@ -204,7 +209,7 @@ fn sale_conditions() -> (Vec<String>, Vec<f64>) {
 }
 
 /// Exchange-assigned trade ids: each venue numbers its trades in time order, so the
-/// same numbers recur across venues. Some venues use long numeric ids.
+/// same numbers recur across venues. One venue uses long numeric ids.
 fn trade_ids(times: &[i64], venues: &[u8]) -> Vec<String> {
     let mut order: Vec<u32> = (0..times.len() as u32).collect();
     order.sort_by_key(|&r| (times[r as usize], r));
@@ -215,8 +220,7 @@ fn trade_ids(times: &[i64], venues: &[u8]) -> Vec<String> {
         counters[venue as usize] += 1;
         let n = counters[venue as usize];
         ids[r as usize] = match venue {
-            b'D' => format!("{}", 71_675_230_000_000u64 + n),
-            b'Q' | b'P' => format!("{}", 52_983_525_000_000u64 + n),
+            b'P' => format!("{}", 52_983_525_000_000u64 + n),
             _ => n.to_string(),
         };
     }

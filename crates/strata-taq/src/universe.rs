@@ -70,9 +70,9 @@ pub fn instruments(count: usize, seed: u64) -> Vec<Instrument> {
                 open,
                 tick,
                 volatility: 0.02 * (0.5 * rng.normal()).exp(),
-                // Half the symbols carry '0' (no restriction), a third a blank, the
-                // rest an active or continued restriction: about 1 bit of entropy.
-                short_sale: *pick_weighted(&mut rng, &[(b'0', 0.5), (b' ', 0.33), (b'A', 0.1), (b'C', 0.07)]),
+                // Most symbols carry '0' (no restriction), some a blank, a few an
+                // active or continued restriction: about 1 bit of entropy.
+                short_sale: *pick_weighted(&mut rng, &[(b'0', 0.7), (b' ', 0.2), (b'A', 0.06), (b'C', 0.04)]),
             }
         })
         .collect()
@@ -164,10 +164,20 @@ pub fn allocate(weights: &[f64], total: usize, min_each: usize) -> Vec<usize> {
     counts
 }
 
-/// The feed channel of instrument `index` of `count`: contiguous alphabetical ranges,
-/// as the SIPs split symbols over multicast channels.
-pub fn channel(index: usize, count: usize, channels: usize) -> usize {
-    index * channels / count.max(1)
+/// The feed channel of each instrument: contiguous alphabetical ranges carrying
+/// about equal shares of the activity, as the SIPs balance symbols over their
+/// multicast channels.
+pub fn channels_by_activity(weights: &[f64], channels: usize) -> Vec<u8> {
+    let total: f64 = weights.iter().sum();
+    let mut before = 0.0;
+    weights
+        .iter()
+        .map(|w| {
+            let channel = ((before / total.max(f64::MIN_POSITIVE)) * channels as f64) as usize;
+            before += w;
+            channel.min(channels - 1) as u8
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -200,7 +210,7 @@ mod tests {
         assert!(counts.iter().all(|&c| c >= 1));
         assert!(counts[0] > counts[1] && counts[1] > counts[2]);
         assert_eq!(allocate(&[0.5, 0.5], 1, 1).iter().sum::<usize>(), 1, "too few rows for the minimum");
-        assert_eq!(channel(0, 100, 16), 0);
-        assert_eq!(channel(99, 100, 16), 15);
+        let channels = channels_by_activity(&[0.5, 0.25, 0.125, 0.125], 4);
+        assert_eq!(channels, [0, 2, 3, 3]);
     }
 }
