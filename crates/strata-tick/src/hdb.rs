@@ -1,0 +1,181 @@
+//! The historical database server: answers queries over a partitioned database and
+//! reloads it when an RDB says end of day has written a new partition.
+//!
+//! A table read through the HDB gets kdb+'s virtual `date` column first, one value
+//! per row from its partition.
+
+use std::collections::BTreeSet;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+
+use strata_ipc::value::EPOCH_OFFSET_DAYS;
+use strata_ipc::{Credentials, K, Table, Vector, arrow::table_from_store};
+use strata_store::{Database, Date, TableLocation};
+
+use crate::counters::{Counters, counters_dict};
+use crate::error::TickError;
+use crate::log;
+use crate::query::TableSource;
+use crate::server::{Server, ServerConfig};
+use crate::service;
+
+/// How an HDB runs.
+#[derive(Clone, Debug)]
+pub struct HdbConfig {
+    /// The database root.
+    pub db: PathBuf,
+    /// Where to answer queries.
+    pub listen: String,
+    /// Users allowed to connect.
+    pub credentials: Option<Credentials>,
+}
+
+/// What the HDB knows of its database.
+pub struct HdbState {
+    db: Database,
+    partitions: Vec<Date>,
+    tables: BTreeSet<String>,
+    reloads: u64,
+}
+
+impl HdbState {
+    /// Opens the database at `root` and lists its partitions and tables.
+    pub fn load(root: &std::path::Path) -> Result<HdbState, TickError> {
+        let db = Database::open(root)?;
+        let partitions = db.partitions()?;
+        let mut tables = BTreeSet::new();
+        for d in &partitions {
+            tables.extend(db.tables(Some(*d))?);
+        }
+        Ok(HdbState { db, partitions, tables, reloads: 0 })
+    }
+
+    /// Partitions loaded.
+    pub fn partitions(&self) -> &[Date] {
+        &self.partitions
+    }
+
+    fn holding(&self, name: &str) -> Result<Vec<Date>, String> {
+        if !self.tables.contains(name) {
+            return Err(format!("{name}: no such table; tables: {}", self.table_names().join(" ")));
+        }
+        Ok(self
+            .partitions
+            .iter()
+            .copied()
+            .filter(|d| self.db.table_dir(&TableLocation::Partition(*d, name.into())).is_dir())
+            .collect())
+    }
+}
+
+impl TableSource for HdbState {
+    fn table_names(&self) -> Vec<String> {
+        self.tables.iter().cloned().collect()
+    }
+
+    fn table(&self, name: &str) -> Result<Table, String> {
+        let mut names: Vec<String> = vec!["date".into()];
+        let mut columns: Vec<K> = vec![K::vector(Vector::Date(Vec::new()))];
+        for date in self.holding(name)? {
+            let location = TableLocation::Partition(date, name.into());
+            let part = self.db.read_table(&location).map_err(|e| e.to_string())?;
+            let part = table_from_store(&part);
+            if names.len() == 1 {
+                names.extend(part.names().iter().cloned());
+                columns.extend(part.columns().iter().map(|c| match c {
+                    K::Vector(v, _) => K::vector(Vector::with_capacity(v.code(), 0).expect("a vector type")),
+                    _ => K::List(Vec::new()),
+                }));
+            }
+            if part.names() != &names[1..] {
+                return Err(format!(
+                    "{name}: partition {date} has columns {} unlike earlier partitions",
+                    part.names().join(" ")
+                ));
+            }
+            if let K::Vector(Vector::Date(dates), _) = &mut columns[0] {
+                dates.extend(std::iter::repeat_n(date.0 - EPOCH_OFFSET_DAYS, part.len()));
+            }
+            for (held, new) in columns[1..].iter_mut().zip(part.into_parts().1) {
+                match (held, new) {
+                    (K::Vector(held, _), K::Vector(new, _)) if held.code() == new.code() => {
+                        held.extend_from(&new);
+                    }
+                    (K::List(held), K::List(new)) => held.extend(new),
+                    _ => return Err(format!("{name}: partition {date} changes a column's type")),
+                }
+            }
+        }
+        Table::from_parts(names, columns, false)
+    }
+
+    fn count(&self, name: &str) -> Result<usize, String> {
+        let mut rows = 0;
+        for date in self.holding(name)? {
+            let table = self.db.open_table(&TableLocation::Partition(date, name.into())).map_err(|e| e.to_string())?;
+            rows += table.stats().map_err(|e| e.to_string())?.first().map_or(0, |s| s.rows as usize);
+        }
+        Ok(rows)
+    }
+
+    fn counters(&self) -> K {
+        let gauges = [("partitions", self.partitions.len() as u64), ("reloads", self.reloads)];
+        counters_dict(&Counters::default(), &gauges, &[])
+    }
+}
+
+/// A running HDB.
+pub struct HdbHandle {
+    /// Where it answers queries.
+    pub addr: SocketAddr,
+    /// What it has loaded.
+    pub state: Arc<RwLock<HdbState>>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl HdbHandle {
+    /// Waits for the server to stop.
+    pub fn join(self) {
+        let _ = self.thread.join();
+    }
+}
+
+/// Loads the database and starts answering queries.
+pub fn start(config: HdbConfig) -> Result<HdbHandle, TickError> {
+    let state = HdbState::load(&config.db)?;
+    log::line(
+        "hdb",
+        &format!(
+            "{}: {} partitions, tables {}",
+            config.db.display(),
+            state.partitions.len(),
+            state.table_names().join(" ")
+        ),
+    );
+    let state = Arc::new(RwLock::new(state));
+    let server = Server::start(ServerConfig {
+        role: "hdb",
+        listen: config.listen.clone(),
+        credentials: config.credentials.clone(),
+        max_message: strata_ipc::DEFAULT_MAX_MESSAGE,
+        outbox_limit: 1 << 30,
+    })?;
+    let addr = server.addr;
+    let (shared, root) = (state.clone(), config.db.clone());
+    let reload = Box::new(move || {
+        let mut fresh = HdbState::load(&root).map_err(|e| format!("reload failed: {e}"))?;
+        let mut guard = shared.write().map_err(|_| "HDB state poisoned".to_string())?;
+        fresh.reloads = guard.reloads + 1;
+        log::line(
+            "hdb",
+            &format!("reloaded: {} partitions, tables {}", fresh.partitions.len(), fresh.table_names().join(" ")),
+        );
+        *guard = fresh;
+        Ok(K::Identity)
+    });
+    let thread =
+        service::serve("hdb", server, state.clone(), Some(reload)).map_err(|e| TickError::Other(e.to_string()))?;
+    log::line("hdb", &format!("answering queries on {addr}"));
+    Ok(HdbHandle { addr, state, thread })
+}

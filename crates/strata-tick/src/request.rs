@@ -1,0 +1,258 @@
+//! What a client asks for, whether it sent a function call as a list
+//! (`(`.u.sub; `trade; `)`, the form feeds and PyKX use) or q text
+//! (`".u.sub[`;`]"`, `"(.u.sub[`;`];`.u `i`L)"`, `"count trade"`). Strata does not
+//! run q: the text forms understood are calls `f[a;b]`, `f x`, names, parenthesised
+//! lists of those, `` `ns `a`b `` (several names in a namespace), and literals
+//! (symbols, strings, integers, dates). Anything else is an error naming the text.
+
+use strata_ipc::{Atom, K, Vector};
+
+/// Resolves one function call of a request: name and evaluated arguments.
+pub type Resolver<'a> = dyn FnMut(&str, Vec<K>) -> Result<K, String> + 'a;
+
+/// A parsed request: what to evaluate.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Request {
+    /// Call `name` with arguments (a name alone is a call without arguments).
+    Call(String, Vec<Request>),
+    /// A value as given.
+    Value(K),
+    /// Several requests whose results form a list.
+    List(Vec<Request>),
+}
+
+impl Request {
+    /// The request a message carries.
+    pub fn from_message(value: K) -> Result<Request, String> {
+        match value {
+            K::List(mut items) if !items.is_empty() => {
+                let head = items.remove(0);
+                let Some(name) = head.as_text().map(str::to_string) else {
+                    return Err(format!("a call must start with a function name, not a {}", head.describe()));
+                };
+                // `(".u.sub";x;y)` from PyKX names the function in a string; q text such as
+                // "{x}" in that position is not supported.
+                Ok(Request::Call(name.trim().to_string(), items.into_iter().map(Request::Value).collect()))
+            }
+            K::Vector(Vector::Char(text), _) => parse(&String::from_utf8_lossy(&text)),
+            K::Atom(Atom::Symbol(name)) => Ok(Request::Call(name, Vec::new())),
+            other => Err(format!("cannot evaluate a {}", other.describe())),
+        }
+    }
+
+    /// Evaluates the request with `call` resolving each function call.
+    pub fn eval(self, call: &mut Resolver<'_>) -> Result<K, String> {
+        match self {
+            Request::Value(v) => Ok(v),
+            Request::Call(name, args) => {
+                let args = args.into_iter().map(|a| a.eval(call)).collect::<Result<Vec<_>, _>>()?;
+                call(&name, args)
+            }
+            Request::List(items) => Ok(K::List(items.into_iter().map(|r| r.eval(call)).collect::<Result<_, _>>()?)),
+        }
+    }
+}
+
+/// Parses q text of the supported forms.
+pub fn parse(text: &str) -> Result<Request, String> {
+    // `\l .` is how kdb+'s RDB tells an HDB to reload its database.
+    if let Some(dir) = text.trim().strip_prefix("\\l") {
+        return Ok(Request::Call("\\l".into(), vec![Request::Value(K::string(dir.trim()))]));
+    }
+    let mut p = Parser { s: text.trim().as_bytes(), i: 0, text };
+    let request = p.expr()?;
+    p.skip_space();
+    if p.i != p.s.len() {
+        return Err(p.fail("end of input"));
+    }
+    Ok(request)
+}
+
+struct Parser<'a> {
+    s: &'a [u8],
+    i: usize,
+    text: &'a str,
+}
+
+impl Parser<'_> {
+    fn fail(&self, wanted: &str) -> String {
+        format!("cannot evaluate {:?}: expected {wanted} at character {}", self.text, self.i + 1)
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.s.get(self.i).copied()
+    }
+
+    fn skip_space(&mut self) {
+        while self.peek() == Some(b' ') {
+            self.i += 1;
+        }
+    }
+
+    fn name(&mut self) -> String {
+        let start = self.i;
+        while let Some(c) = self.peek() {
+            if c.is_ascii_alphanumeric() || c == b'.' || c == b'_' || c == b'\\' {
+                self.i += 1;
+            } else {
+                break;
+            }
+        }
+        String::from_utf8_lossy(&self.s[start..self.i]).into_owned()
+    }
+
+    fn symbols(&mut self) -> Vec<String> {
+        let mut out = Vec::new();
+        while self.peek() == Some(b'`') {
+            self.i += 1;
+            out.push(self.name());
+        }
+        out
+    }
+
+    fn expr(&mut self) -> Result<Request, String> {
+        self.skip_space();
+        match self.peek() {
+            Some(b'(') => {
+                self.i += 1;
+                let mut items = vec![self.expr()?];
+                loop {
+                    self.skip_space();
+                    match self.peek() {
+                        Some(b';') => {
+                            self.i += 1;
+                            items.push(self.expr()?);
+                        }
+                        Some(b')') => {
+                            self.i += 1;
+                            return Ok(Request::List(items));
+                        }
+                        _ => return Err(self.fail("; or )")),
+                    }
+                }
+            }
+            Some(b'`') => {
+                let syms = self.symbols();
+                self.skip_space();
+                // `` `.u `i`L ``: names in a namespace.
+                if syms.len() == 1 && self.peek() == Some(b'`') {
+                    let names = self.symbols();
+                    let ns = &syms[0];
+                    return Ok(Request::List(
+                        names.iter().map(|n| Request::Call(format!("{ns}.{n}"), vec![])).collect(),
+                    ));
+                }
+                Ok(Request::Value(if syms.len() == 1 { K::symbol(syms[0].clone()) } else { K::symbols(syms) }))
+            }
+            Some(b'"') => {
+                self.i += 1;
+                let start = self.i;
+                while self.peek().is_some_and(|c| c != b'"') {
+                    self.i += 1;
+                }
+                if self.peek() != Some(b'"') {
+                    return Err(self.fail("a closing \""));
+                }
+                let s = String::from_utf8_lossy(&self.s[start..self.i]).into_owned();
+                self.i += 1;
+                Ok(Request::Value(K::string(&s)))
+            }
+            Some(c) if c.is_ascii_digit() || c == b'-' => self.number(),
+            Some(c) if c.is_ascii_alphabetic() || c == b'.' || c == b'\\' => {
+                let name = self.name();
+                match self.peek() {
+                    Some(b'[') => {
+                        self.i += 1;
+                        let mut args = Vec::new();
+                        self.skip_space();
+                        if self.peek() == Some(b']') {
+                            self.i += 1;
+                            return Ok(Request::Call(name, args));
+                        }
+                        loop {
+                            args.push(self.expr()?);
+                            self.skip_space();
+                            match self.peek() {
+                                Some(b';') => self.i += 1,
+                                Some(b']') => {
+                                    self.i += 1;
+                                    return Ok(Request::Call(name, args));
+                                }
+                                _ => return Err(self.fail("; or ]")),
+                            }
+                        }
+                    }
+                    Some(b' ') => {
+                        self.skip_space();
+                        match self.peek() {
+                            None | Some(b';' | b')' | b']') => Ok(Request::Call(name, vec![])),
+                            // `f x` applies f to the rest of the expression (q reads right to left).
+                            _ => Ok(Request::Call(name, vec![self.expr()?])),
+                        }
+                    }
+                    _ => Ok(Request::Call(name, vec![])),
+                }
+            }
+            _ => Err(self.fail("a name, literal or (")),
+        }
+    }
+
+    fn number(&mut self) -> Result<Request, String> {
+        let start = self.i;
+        self.i += 1;
+        while self.peek().is_some_and(|c| c.is_ascii_digit() || c == b'.') {
+            self.i += 1;
+        }
+        let text = std::str::from_utf8(&self.s[start..self.i]).expect("ASCII");
+        if let Ok(n) = text.parse::<i64>() {
+            return Ok(Request::Value(K::Atom(Atom::Long(n))));
+        }
+        match text.parse::<strata_store::Date>() {
+            Ok(d) => Ok(Request::Value(K::Atom(Atom::Date(d.0 - strata_ipc::value::EPOCH_OFFSET_DAYS)))),
+            Err(_) => Err(self.fail("an integer or a date")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(name: &str, args: Vec<Request>) -> Request {
+        Request::Call(name.into(), args)
+    }
+
+    #[test]
+    fn kdb_tick_texts_parse() {
+        let sub = call(".u.sub", vec![Request::Value(K::symbol("")), Request::Value(K::symbol(""))]);
+        assert_eq!(parse(".u.sub[`;`]").unwrap(), sub);
+        assert_eq!(
+            parse("(.u.sub[`;`];`.u `i`L)").unwrap(),
+            Request::List(vec![sub, Request::List(vec![call(".u.i", vec![]), call(".u.L", vec![])])])
+        );
+        assert_eq!(parse("count trade").unwrap(), call("count", vec![call("trade", vec![])]));
+        assert_eq!(parse("tables[]").unwrap(), call("tables", vec![]));
+        assert_eq!(
+            parse(".u.end 2025.01.02").unwrap(),
+            call(".u.end", vec![Request::Value(K::Atom(Atom::Date(9133)))])
+        );
+        assert_eq!(parse("\\l .").unwrap(), call("\\l", vec![Request::Value(K::string("."))]));
+        assert!(parse("{x+y}").unwrap_err().contains("character 1"));
+        assert_eq!(parse("sql \"SELECT 1\"").unwrap(), call("sql", vec![Request::Value(K::string("SELECT 1"))]));
+    }
+
+    #[test]
+    fn list_messages_are_calls() {
+        let msg = K::List(vec![K::string(".u.upd"), K::symbol("trade"), K::Identity]);
+        let Request::Call(name, args) = Request::from_message(msg).unwrap() else { panic!() };
+        assert_eq!((name.as_str(), args.len()), (".u.upd", 2));
+        assert!(Request::from_message(K::List(vec![K::Atom(Atom::Long(1))])).is_err());
+        let mut seen = Vec::new();
+        let result = parse("(a;b[1])").unwrap().eval(&mut |n, args| {
+            seen.push((n.to_string(), args.len()));
+            Ok(K::Identity)
+        });
+        assert_eq!(result.unwrap(), K::List(vec![K::Identity, K::Identity]));
+        assert_eq!(seen, [("a".to_string(), 0), ("b".to_string(), 1)]);
+    }
+}

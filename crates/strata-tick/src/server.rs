@@ -1,0 +1,310 @@
+//! The network side of every tick process: a listener whose connections each get a
+//! reader thread (handshake, then whole messages into one bounded event queue that a
+//! single core thread drains) and a writer thread fed by a byte-bounded [`Outbox`].
+//!
+//! Bounds: the event queue holds [`EVENT_QUEUE`] messages (a full queue stops the
+//! readers, so TCP pushes back on publishers); each outbox holds at most its
+//! configured bytes, and a peer that does not read is dropped before passing it.
+
+use std::io::{BufReader, BufWriter, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, Sender, TrySendError, bounded};
+use strata_ipc::{Credentials, Header, IpcError, K, MessageKind, decode_body, encode_message, handshake, read_frame};
+
+use crate::error::TickError;
+use crate::log;
+
+/// Messages waiting for the core thread, across all connections.
+pub const EVENT_QUEUE: usize = 16_384;
+/// Frames waiting in one outbox (besides its byte bound).
+const OUTBOX_FRAMES: usize = 1 << 20;
+/// How long a new connection has to complete its handshake.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A connection's number, unique for the life of the process.
+pub type ConnId = u64;
+
+/// What the reader threads tell the core thread.
+#[derive(Debug)]
+pub enum Event {
+    /// A client completed its handshake.
+    Opened {
+        /// The connection.
+        id: ConnId,
+        /// Its address.
+        peer: SocketAddr,
+        /// The user it gave.
+        user: String,
+        /// Where to send it messages.
+        outbox: Outbox,
+    },
+    /// A whole, decoded message.
+    Message {
+        /// The connection.
+        id: ConnId,
+        /// Async, sync or response.
+        kind: MessageKind,
+        /// The value.
+        value: K,
+        /// Bytes on the wire.
+        bytes: usize,
+        /// When the reader had it.
+        received: Instant,
+    },
+    /// A message whose body did not decode; the connection stays usable because
+    /// the header said where the message ended.
+    Malformed {
+        /// The connection.
+        id: ConnId,
+        /// Whether the sender waits for a reply.
+        kind: MessageKind,
+        /// What was wrong.
+        error: String,
+    },
+    /// The connection ended.
+    Closed {
+        /// The connection.
+        id: ConnId,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// Why a frame was not queued.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OutboxError {
+    /// The queue would pass its byte bound: the peer is not keeping up.
+    Full {
+        /// Bytes already queued.
+        queued: usize,
+        /// The bound.
+        limit: usize,
+    },
+    /// The connection is gone.
+    Closed,
+}
+
+/// The sending side of one connection: frames go to its writer thread through a
+/// queue bounded in bytes.
+#[derive(Clone, Debug)]
+pub struct Outbox {
+    id: ConnId,
+    tx: Sender<Arc<Vec<u8>>>,
+    queued: Arc<AtomicUsize>,
+    limit: usize,
+    remote: bool,
+    socket: Arc<TcpStream>,
+    sent_bytes: Arc<AtomicU64>,
+}
+
+impl Outbox {
+    /// The connection.
+    pub fn id(&self) -> ConnId {
+        self.id
+    }
+
+    /// Whether the peer is on another host (so large messages are compressed).
+    pub fn remote(&self) -> bool {
+        self.remote
+    }
+
+    /// Bytes waiting to be written.
+    pub fn queued_bytes(&self) -> usize {
+        self.queued.load(Ordering::Relaxed)
+    }
+
+    /// Bytes written to the socket so far.
+    pub fn sent_bytes(&self) -> u64 {
+        self.sent_bytes.load(Ordering::Relaxed)
+    }
+
+    /// Queues a framed message.
+    pub fn send(&self, frame: Arc<Vec<u8>>) -> Result<(), OutboxError> {
+        let len = frame.len();
+        let queued = self.queued.fetch_add(len, Ordering::AcqRel);
+        if queued + len > self.limit {
+            self.queued.fetch_sub(len, Ordering::AcqRel);
+            return Err(OutboxError::Full { queued, limit: self.limit });
+        }
+        match self.tx.try_send(frame) {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                self.queued.fetch_sub(len, Ordering::AcqRel);
+                match e {
+                    TrySendError::Full(_) => Err(OutboxError::Full { queued, limit: self.limit }),
+                    TrySendError::Disconnected(_) => Err(OutboxError::Closed),
+                }
+            }
+        }
+    }
+
+    /// Encodes and queues `value` as a message of `kind`.
+    pub fn send_value(&self, kind: MessageKind, value: &K) -> Result<(), OutboxError> {
+        self.send(Arc::new(encode_message(kind, value, self.remote)))
+    }
+
+    /// Closes the connection (both directions); its reader reports `Closed`.
+    pub fn close(&self) {
+        let _ = self.socket.shutdown(std::net::Shutdown::Both);
+    }
+}
+
+/// How a server accepts and bounds its connections.
+#[derive(Clone, Debug)]
+pub struct ServerConfig {
+    /// The process's role, for log lines (`tp`, `rdb`, ...).
+    pub role: &'static str,
+    /// Address to listen on, e.g. `127.0.0.1:5010` (port 0 picks a free one).
+    pub listen: String,
+    /// Users allowed to connect; `None` lets anyone in.
+    pub credentials: Option<Credentials>,
+    /// The largest message accepted from a client.
+    pub max_message: usize,
+    /// Bytes each connection's outbox may hold.
+    pub outbox_limit: usize,
+}
+
+/// A listening server: the events of all its connections, and its address.
+pub struct Server {
+    /// Where it listens.
+    pub addr: SocketAddr,
+    /// Connection events, in arrival order per connection.
+    pub events: Receiver<Event>,
+    /// Set to stop accepting.
+    stop: Arc<AtomicBool>,
+}
+
+impl Server {
+    /// Binds and starts accepting.
+    pub fn start(config: ServerConfig) -> Result<Server, TickError> {
+        let listener = TcpListener::bind(&config.listen)
+            .map_err(|e| TickError::Other(format!("{}: cannot listen on {}: {e}", config.role, config.listen)))?;
+        let addr = listener.local_addr().map_err(|e| TickError::Other(format!("{}: {e}", config.role)))?;
+        let (tx, events) = bounded(EVENT_QUEUE);
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopping = stop.clone();
+        let config = Arc::new(config);
+        thread::Builder::new()
+            .name(format!("{}-accept", config.role))
+            .spawn(move || accept_loop(listener, config, tx, stopping))
+            .map_err(|e| TickError::Other(format!("cannot start the accept thread: {e}")))?;
+        Ok(Server { addr, events, stop })
+    }
+
+    /// Stops accepting connections (those open stay open).
+    pub fn stop(&self) {
+        self.stop.store(true, Ordering::Release);
+        // Wake the accept loop so it sees the flag.
+        let _ = TcpStream::connect(self.addr);
+    }
+}
+
+fn accept_loop(listener: TcpListener, config: Arc<ServerConfig>, tx: Sender<Event>, stop: Arc<AtomicBool>) {
+    let next_id = AtomicU64::new(1);
+    for stream in listener.incoming() {
+        if stop.load(Ordering::Acquire) {
+            return;
+        }
+        let Ok(stream) = stream else { continue };
+        let id = next_id.fetch_add(1, Ordering::Relaxed);
+        let (config, tx) = (config.clone(), tx.clone());
+        let _ = thread::Builder::new()
+            .name(format!("{}-conn{id}", config.role))
+            .spawn(move || serve_connection(id, stream, &config, tx));
+    }
+}
+
+/// Handshake, writer thread, then the read loop.
+fn serve_connection(id: ConnId, mut stream: TcpStream, config: &ServerConfig, tx: Sender<Event>) {
+    let peer = match stream.peer_addr() {
+        Ok(p) => p,
+        Err(_) => return,
+    };
+    let _ = stream.set_read_timeout(Some(HANDSHAKE_TIMEOUT));
+    let user = match handshake::accept(&mut stream, config.credentials.as_ref()) {
+        Ok(p) => p.user,
+        Err(e) => {
+            log::line(config.role, &format!("refused {peer}: {e}"));
+            return;
+        }
+    };
+    let _ = stream.set_read_timeout(None);
+    let _ = stream.set_nodelay(true);
+    let (Ok(write_half), Ok(read_half)) = (stream.try_clone(), stream.try_clone()) else { return };
+    let (frames_tx, frames_rx) = bounded::<Arc<Vec<u8>>>(OUTBOX_FRAMES);
+    let outbox = Outbox {
+        id,
+        tx: frames_tx,
+        queued: Arc::new(AtomicUsize::new(0)),
+        limit: config.outbox_limit,
+        remote: !peer.ip().is_loopback(),
+        socket: Arc::new(stream),
+        sent_bytes: Arc::new(AtomicU64::new(0)),
+    };
+    let (queued, sent) = (outbox.queued.clone(), outbox.sent_bytes.clone());
+    let _ = thread::Builder::new()
+        .name(format!("{}-send{id}", config.role))
+        .spawn(move || write_loop(write_half, frames_rx, queued, sent));
+    if tx.send(Event::Opened { id, peer, user, outbox: outbox.clone() }).is_err() {
+        return;
+    }
+    let reason = read_loop(id, read_half, config.max_message, &tx);
+    outbox.close();
+    let _ = tx.send(Event::Closed { id, reason });
+}
+
+fn read_loop(id: ConnId, stream: TcpStream, max_message: usize, tx: &Sender<Event>) -> String {
+    let mut reader = BufReader::with_capacity(1 << 16, stream);
+    let mut buf = Vec::new();
+    loop {
+        let header: Header = match read_frame(&mut reader, &mut buf, max_message) {
+            Ok(Some(h)) => h,
+            Ok(None) => return "closed by peer".into(),
+            Err(e) if e.is_disconnect() => return "closed by peer".into(),
+            // A bad header loses the message boundary: the stream cannot continue.
+            Err(e) => return e.to_string(),
+        };
+        let received = Instant::now();
+        let event = match decode_body(&header, &buf, max_message) {
+            Ok(value) => Event::Message { id, kind: header.kind, value, bytes: header.len, received },
+            Err(e @ (IpcError::Decode { .. } | IpcError::Header(_))) => {
+                Event::Malformed { id, kind: header.kind, error: e.to_string() }
+            }
+            Err(e) => return e.to_string(),
+        };
+        if tx.send(event).is_err() {
+            return "server stopping".into();
+        }
+    }
+}
+
+fn write_loop(stream: TcpStream, frames: Receiver<Arc<Vec<u8>>>, queued: Arc<AtomicUsize>, sent: Arc<AtomicU64>) {
+    let mut writer = BufWriter::with_capacity(1 << 16, stream);
+    while let Ok(frame) = frames.recv() {
+        let mut batch = vec![frame];
+        // Everything already queued goes out in one flush.
+        while let Ok(more) = frames.try_recv() {
+            batch.push(more);
+            if batch.len() >= 4096 {
+                break;
+            }
+        }
+        let mut bytes = 0;
+        for frame in &batch {
+            if writer.write_all(frame).is_err() {
+                return;
+            }
+            bytes += frame.len();
+        }
+        if writer.flush().is_err() {
+            return;
+        }
+        queued.fetch_sub(bytes, Ordering::AcqRel);
+        sent.fetch_add(bytes as u64, Ordering::Relaxed);
+    }
+}

@@ -1,0 +1,70 @@
+//! Helpers: a schema, a tickerplant on a free port, clients.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use strata_ipc::{Atom, Connection, K, Vector};
+use strata_tick::schema::Schema;
+use strata_tick::tickerplant::{self, TickerplantConfig, TickerplantHandle};
+
+pub const SCHEMA: &str = "trade time:timespan sym:symbol price:float size:int cond:char\n\
+                          quote time:timespan sym:symbol bid:float ask:float\n";
+
+pub fn schema() -> Schema {
+    Schema::parse("sym", SCHEMA).unwrap()
+}
+
+pub fn config(journal: Option<&Path>) -> TickerplantConfig {
+    let mut config = TickerplantConfig::new(schema(), journal.map(Path::to_path_buf));
+    config.listen = "127.0.0.1:0".into();
+    config
+}
+
+pub fn start_tp(journal: Option<&Path>) -> TickerplantHandle {
+    tickerplant::start(config(journal)).unwrap()
+}
+
+pub fn connect(addr: impl ToString) -> Connection {
+    Connection::connect(&addr.to_string(), "").unwrap()
+}
+
+/// A one-row trade without its time column.
+pub fn trade_row(sym: &str, price: f64, size: i32) -> K {
+    K::List(vec![K::symbol(sym), K::Atom(Atom::Float(price)), K::Atom(Atom::Int(size)), K::Atom(Atom::Char(b'A'))])
+}
+
+pub fn upd(table: &str, data: K) -> K {
+    K::List(vec![K::symbol(".u.upd"), K::symbol(table), data])
+}
+
+/// The long value `counter` in `.strata.counters[]` of the process at `conn`.
+pub fn counter(conn: &mut Connection, counter: &str) -> i64 {
+    let K::Dict { keys, values, .. } = conn.sync(&K::string(".strata.counters[]")).unwrap() else { panic!() };
+    let names = keys.as_symbols().unwrap();
+    let i = names.iter().position(|n| *n == counter).unwrap_or_else(|| panic!("no counter {counter} in {names:?}"));
+    let K::List(values) = *values else { panic!() };
+    match &values[i] {
+        K::Atom(Atom::Long(v)) => *v,
+        other => panic!("{counter} is {other:?}"),
+    }
+}
+
+/// Polls `check` until it holds or 20 s pass (a deadline on waiting, not an
+/// assertion about speed).
+pub fn eventually(what: &str, mut check: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !check() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The syms of a published `(`upd; `t; table)` message.
+pub fn published_syms(message: &K) -> Vec<String> {
+    let K::List(items) = message else { panic!("{message:?}") };
+    let K::Table(t) = &items[2] else { panic!("{message:?}") };
+    match t.column("sym") {
+        Some(K::Vector(Vector::Symbol(s), _)) => s.clone(),
+        other => panic!("{other:?}"),
+    }
+}

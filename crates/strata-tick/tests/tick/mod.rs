@@ -1,0 +1,4 @@
+mod common;
+mod crash;
+mod pubsub;
+mod rdb_hdb;
