@@ -8,6 +8,7 @@
 pub mod codecs;
 pub mod column_stats;
 pub mod data;
+pub mod io;
 pub mod recommend;
 pub mod report;
 pub mod rng;

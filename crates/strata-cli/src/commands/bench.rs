@@ -22,6 +22,9 @@ pub enum BenchCommand {
     Zip(super::bench_zip::ZipArgs),
     /// zipPerf's grid: lbs 12..20 x algorithm x level on a data shape or a column.
     Zipgrid(super::bench_zip::ZipgridArgs),
+    /// KX Nano's storage tests through Strata's storage calls on one or more
+    /// directories with N worker processes, and `compare` for result sets side by side.
+    Io(super::bench_io::IoArgs),
 }
 
 /// Where a report goes besides the terminal.
@@ -104,6 +107,7 @@ pub fn run(command: BenchCommand) -> CliResult {
         }
         BenchCommand::Zip(args) => super::bench_zip::run_zip(args),
         BenchCommand::Zipgrid(args) => super::bench_zip::run_zipgrid(args),
+        BenchCommand::Io(args) => super::bench_io::run(args),
     }
 }
 

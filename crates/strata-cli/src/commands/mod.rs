@@ -2,6 +2,7 @@
 
 mod bench;
 mod bench_zip;
+mod bench_io;
 mod compress;
 mod demo;
 mod export;
