@@ -137,6 +137,7 @@ pub fn start(config: ChainedConfig) -> Result<ChainedHandle, TickError> {
                     last_flush = Instant::now();
                 }
             }
+            publisher.close_all();
             server.stop();
         })
         .map_err(|e| TickError::Other(e.to_string()))?;

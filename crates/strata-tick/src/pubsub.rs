@@ -262,6 +262,14 @@ impl Publisher {
         ids.len()
     }
 
+    /// Closes every client connection (the process is stopping): subscribers see the
+    /// end of their stream, as when a kdb+ tickerplant exits.
+    pub fn close_all(&mut self) {
+        for client in self.clients.values() {
+            client.outbox.close();
+        }
+    }
+
     /// Sends `value` to connection `id` as a message of `kind`.
     pub fn send(&mut self, id: ConnId, kind: MessageKind, value: &K) {
         if let Some(client) = self.clients.get(&id)

@@ -209,6 +209,7 @@ impl Tickerplant {
         if let Some(journal) = &mut self.journal {
             journal.sync()?;
         }
+        self.publisher.close_all();
         log::line("tp", "stopped");
         Ok(())
     }

@@ -10,6 +10,7 @@ mod generate;
 mod import;
 mod ls;
 mod stats;
+mod tick;
 
 use clap::Subcommand;
 
@@ -34,6 +35,17 @@ pub enum Command {
     Stats(stats::StatsArgs),
     /// List a database: partitions, tables, columns and sizes.
     Ls(ls::LsArgs),
+    /// Tickerplant: journal every update, publish to subscribers, roll at end of day.
+    Tp(tick::TpArgs),
+    /// Real-time database: replay the journal, subscribe, answer queries, write the
+    /// day at end of day.
+    Rdb(tick::RdbArgs),
+    /// Historical database server: answer queries over a partitioned database.
+    Hdb(tick::HdbArgs),
+    /// Chained tickerplant: republish an upstream tickerplant, no journal.
+    Ctp(tick::CtpArgs),
+    /// Feed simulator: send TAQ-shaped updates to a tickerplant on a timer.
+    Feed(tick::FeedArgs),
     /// Benchmarks.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -52,6 +64,11 @@ pub fn run(command: Command) -> CliResult {
         Command::Decompress(args) => compress::run_decompress(args),
         Command::Stats(args) => stats::run(args),
         Command::Ls(args) => ls::run(args),
+        Command::Tp(args) => tick::run_tp(args),
+        Command::Rdb(args) => tick::run_rdb(args),
+        Command::Hdb(args) => tick::run_hdb(args),
+        Command::Ctp(args) => tick::run_ctp(args),
+        Command::Feed(args) => tick::run_feed(args),
         Command::Bench(command) => bench::run(command),
         Command::Gen(command) => generate::run(command),
     }

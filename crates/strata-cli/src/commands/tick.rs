@@ -1,0 +1,265 @@
+//! `strata tp`, `rdb`, `hdb`, `ctp` and `feed`: argument parsing for the tick plane;
+//! the processes themselves live in strata-tick.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+use strata_ipc::Credentials;
+use strata_tick::chained::{self, ChainedConfig};
+use strata_tick::clock::Clock;
+use strata_tick::feed::{self, FeedConfig};
+use strata_tick::hdb::{self, HdbConfig};
+use strata_tick::journal::{FsyncPolicy, WriteMode};
+use strata_tick::pubsub::SlowPolicy;
+use strata_tick::rdb::{self, RdbConfig};
+use strata_tick::schema::Schema;
+use strata_tick::tickerplant::{self, TickerplantConfig};
+
+use super::CliResult;
+
+/// Options every server shares.
+#[derive(Args)]
+pub struct ServeArgs {
+    /// Interface to listen on.
+    #[arg(long, default_value = "0.0.0.0")]
+    bind: String,
+    /// File of `user:password` lines; when given, other users are refused.
+    #[arg(long)]
+    credentials: Option<PathBuf>,
+}
+
+impl ServeArgs {
+    fn listen(&self, port: u16) -> String {
+        format!("{}:{port}", self.bind)
+    }
+
+    fn credentials(&self) -> Result<Option<Credentials>, Box<dyn std::error::Error>> {
+        Ok(self.credentials.as_deref().map(Credentials::load).transpose()?)
+    }
+}
+
+/// Arguments of `strata tp`.
+#[derive(Args)]
+pub struct TpArgs {
+    /// Schema file: one table per line, `name time:timespan sym:symbol col:type ...`.
+    #[arg(long)]
+    schema: PathBuf,
+    /// Directory for the daily journals `<schema>YYYY.MM.DD`; omit to journal nothing.
+    #[arg(long)]
+    journal_dir: Option<PathBuf>,
+    /// Port to listen on.
+    #[arg(long, default_value_t = 5010)]
+    port: u16,
+    /// Publish every T milliseconds instead of per update (kdb+tick's -t).
+    #[arg(long)]
+    batch_ms: Option<u64>,
+    /// Journal writes: `update` (one write per update) or `group` (group commit).
+    #[arg(long, default_value = "update", value_parser = ["update", "group"])]
+    write: String,
+    /// fsync policy: `none`, `ack` (before answering sync callers), or a period such as `100ms`.
+    #[arg(long, default_value = "none")]
+    fsync: FsyncPolicy,
+    /// Minutes added to UTC for the day boundary (kdb+tick's -o, in minutes).
+    #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
+    utc_offset_minutes: i32,
+    /// Bytes a subscriber's queue may hold before the policy applies.
+    #[arg(long, default_value_t = 64 << 20)]
+    subscriber_queue_bytes: usize,
+    /// What to do with a subscriber whose queue is full: `disconnect` or `drop`.
+    #[arg(long, default_value = "disconnect")]
+    slow_subscriber: SlowPolicy,
+    /// Add the publish time to each published update so subscribers can time the hop.
+    #[arg(long)]
+    hop_times: bool,
+    #[command(flatten)]
+    serve: ServeArgs,
+}
+
+/// Runs `strata tp` until it is killed.
+pub fn run_tp(args: TpArgs) -> CliResult {
+    let schema = Schema::load(&args.schema)?;
+    let mut config = TickerplantConfig::new(schema, args.journal_dir);
+    config.listen = args.serve.listen(args.port);
+    config.batch = args.batch_ms.filter(|&ms| ms > 0).map(Duration::from_millis);
+    config.write_mode = if args.write == "group" { WriteMode::Group } else { WriteMode::PerUpdate };
+    config.fsync = args.fsync;
+    config.clock = Clock { offset_minutes: args.utc_offset_minutes };
+    config.credentials = args.serve.credentials()?;
+    config.subscriber_limit = args.subscriber_queue_bytes;
+    config.slow_policy = args.slow_subscriber;
+    config.hop_times = args.hop_times;
+    tickerplant::start(config)?.join()?;
+    Ok(())
+}
+
+/// Arguments of `strata rdb`.
+#[derive(Args)]
+pub struct RdbArgs {
+    /// The tickerplant, host:port.
+    #[arg(long, default_value = "127.0.0.1:5010")]
+    tp: String,
+    /// The HDB root that end of day writes into.
+    #[arg(long)]
+    db: PathBuf,
+    /// Port to answer queries on.
+    #[arg(long, default_value_t = 5011)]
+    port: u16,
+    /// HDBs (host:port, comma-separated) to tell to reload after end of day.
+    #[arg(long, value_delimiter = ',')]
+    hdb: Vec<String>,
+    /// Compression at end of day: a table spec file, or a directory of `<table>.toml`.
+    #[arg(long)]
+    table_spec: Option<PathBuf>,
+    /// `user:password` for the tickerplant and HDBs.
+    #[arg(long, default_value = "")]
+    user: String,
+    #[command(flatten)]
+    serve: ServeArgs,
+}
+
+/// Runs `strata rdb` until the tickerplant goes away.
+pub fn run_rdb(args: RdbArgs) -> CliResult {
+    let handle = rdb::start(RdbConfig {
+        tp: args.tp,
+        user_password: args.user,
+        db: args.db,
+        listen: Some(args.serve.listen(args.port)),
+        credentials: args.serve.credentials()?,
+        hdbs: args.hdb,
+        table_spec: args.table_spec,
+    })?;
+    handle.join()?;
+    Ok(())
+}
+
+/// Arguments of `strata hdb`.
+#[derive(Args)]
+pub struct HdbArgs {
+    /// The database root.
+    #[arg(long)]
+    db: PathBuf,
+    /// Port to answer queries on.
+    #[arg(long, default_value_t = 5012)]
+    port: u16,
+    #[command(flatten)]
+    serve: ServeArgs,
+}
+
+/// Runs `strata hdb` until it is killed.
+pub fn run_hdb(args: HdbArgs) -> CliResult {
+    let handle = hdb::start(HdbConfig {
+        db: args.db,
+        listen: args.serve.listen(args.port),
+        credentials: args.serve.credentials()?,
+    })?;
+    handle.join();
+    Ok(())
+}
+
+/// Arguments of `strata ctp`.
+#[derive(Args)]
+pub struct CtpArgs {
+    /// The upstream tickerplant, host:port.
+    #[arg(long, default_value = "127.0.0.1:5010")]
+    tp: String,
+    /// Port to listen on.
+    #[arg(long, default_value_t = 5110)]
+    port: u16,
+    /// Publish every T milliseconds instead of per update.
+    #[arg(long)]
+    batch_ms: Option<u64>,
+    /// `user:password` for upstream.
+    #[arg(long, default_value = "")]
+    user: String,
+    /// Bytes a subscriber's queue may hold before the policy applies.
+    #[arg(long, default_value_t = 64 << 20)]
+    subscriber_queue_bytes: usize,
+    /// What to do with a subscriber whose queue is full: `disconnect` or `drop`.
+    #[arg(long, default_value = "disconnect")]
+    slow_subscriber: SlowPolicy,
+    #[command(flatten)]
+    serve: ServeArgs,
+}
+
+/// Runs `strata ctp` until upstream goes away.
+pub fn run_ctp(args: CtpArgs) -> CliResult {
+    let handle = chained::start(ChainedConfig {
+        upstream: args.tp,
+        user_password: args.user,
+        listen: args.serve.listen(args.port),
+        batch: args.batch_ms.filter(|&ms| ms > 0).map(Duration::from_millis),
+        credentials: args.serve.credentials()?,
+        subscriber_limit: args.subscriber_queue_bytes,
+        slow_policy: args.slow_subscriber,
+    })?;
+    handle.join();
+    Ok(())
+}
+
+/// Arguments of `strata feed` (seed 001's feed simulator).
+#[derive(Args)]
+pub struct FeedArgs {
+    /// The tickerplant, host:port.
+    #[arg(long, default_value = "127.0.0.1:5010")]
+    tp: String,
+    /// Table to publish to (columns `time sym price size cond` plus the extras).
+    #[arg(long, default_value = "trade")]
+    table: String,
+    /// Rows per update (r).
+    #[arg(long, default_value_t = 1)]
+    rows: usize,
+    /// Updates per timer tick (u).
+    #[arg(long, default_value_t = 1)]
+    updates: usize,
+    /// Timer period in milliseconds (t).
+    #[arg(long, default_value_t = 1)]
+    timer_ms: u64,
+    /// Extra float columns (ex).
+    #[arg(long, default_value_t = 0)]
+    extra_cols: usize,
+    /// Stop after this many seconds (default: until the tickerplant goes away).
+    #[arg(long)]
+    seconds: Option<f64>,
+    /// Stop after this many updates.
+    #[arg(long)]
+    max_updates: Option<u64>,
+    /// Send updates synchronously, each acknowledged by the tickerplant.
+    #[arg(long)]
+    sync: bool,
+    /// Seed for the generated rows.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// `user:password` for the tickerplant.
+    #[arg(long, default_value = "")]
+    user: String,
+}
+
+/// Runs `strata feed` and prints what it sent.
+pub fn run_feed(args: FeedArgs) -> CliResult {
+    let config = FeedConfig {
+        tp: args.tp,
+        user_password: args.user,
+        table: args.table,
+        rows: args.rows.max(1),
+        updates: args.updates,
+        timer: Duration::from_millis(args.timer_ms.max(1)),
+        extra_columns: args.extra_cols,
+        duration: args.seconds.map(Duration::from_secs_f64),
+        max_updates: args.max_updates,
+        sync: args.sync,
+        seed: args.seed,
+    };
+    let report = feed::run(&config, |_| {})?;
+    println!(
+        "feed: {} updates, {} rows in {:.2} s ({:.0} rows/s); acknowledged {}, refused {}; stopped: {}",
+        report.updates,
+        report.rows,
+        report.seconds,
+        report.rows as f64 / report.seconds.max(1e-9),
+        report.acknowledged,
+        report.refused,
+        report.stopped
+    );
+    Ok(())
+}
