@@ -8,7 +8,7 @@ import time
 import numpy as np
 import pykx as kx
 
-from conftest import free_port_number
+from tick_processes import free_port_number
 
 
 def trade_columns(syms, prices, sizes):
