@@ -120,8 +120,8 @@ mod tests {
     fn chars_and_symbols_become_text_dictionaries_over_the_same_bytes() {
         let bytes = Buffer::from_vec(b"NPQ".to_vec());
         let ptr = bytes.as_ptr();
-        let array = to_array(ColumnType::Char, 3, StoredValues::Fixed(bytes), &symbol_values(&Arc::new(vec![])))
-            .unwrap();
+        let array =
+            to_array(ColumnType::Char, 3, StoredValues::Fixed(bytes), &symbol_values(&Arc::new(vec![]))).unwrap();
         let dict = array.as_dictionary::<UInt8Type>();
         assert_eq!(dict.keys().values().inner().as_ptr(), ptr, "no copy");
         let text = datafusion::arrow::compute::cast(&array, &DataType::Utf8).unwrap();

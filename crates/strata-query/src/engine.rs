@@ -46,6 +46,20 @@ impl Default for EngineOptions {
     }
 }
 
+/// A parser error as "SQL error: <what and where>".
+fn parse_error(e: datafusion::error::DataFusionError) -> QueryError {
+    use datafusion::sql::sqlparser::parser::ParserError;
+    match e {
+        datafusion::error::DataFusionError::SQL(inner, _) => match *inner {
+            ParserError::ParserError(m) | ParserError::TokenizerError(m) => {
+                QueryError::Invalid(format!("SQL error: {m}"))
+            }
+            other => QueryError::Invalid(format!("SQL error: {other}")),
+        },
+        other => other.into(),
+    }
+}
+
 /// SQL over a Strata database and in-memory tables.
 ///
 /// Identifiers are case-sensitive and not folded to lower case, as in q: columns
@@ -182,6 +196,14 @@ impl Engine {
         frame.collect().await.map_err(|e| self.explain_error(e.into()))
     }
 
+    /// The schema a statement's result has, without running it.
+    pub fn schema_of(&self, sql: &str) -> Result<arrow_schema::SchemaRef> {
+        self.runtime.block_on(async {
+            let frame = self.dataframe(sql).await?;
+            Ok(std::sync::Arc::new(frame.schema().as_arrow().clone()))
+        })
+    }
+
     /// The physical plan of a statement, as `EXPLAIN` prints it.
     pub fn explain(&self, sql: &str) -> Result<String> {
         self.runtime.block_on(async {
@@ -198,7 +220,7 @@ impl Engine {
         let dialect = dialect_from_str(&dialect_name)
             .ok_or_else(|| QueryError::Invalid(format!("unknown SQL dialect {dialect_name}")))?;
         let blanked = blank_asof(sql, dialect.as_ref()).map_err(|e| QueryError::Invalid(format!("SQL error: {e}")))?;
-        let mut statements = DFParser::parse_sql_with_dialect(&blanked.sql, dialect.as_ref()).map_err(|e| QueryError::Invalid(format!("SQL error: {e}")))?;
+        let mut statements = DFParser::parse_sql_with_dialect(&blanked.sql, dialect.as_ref()).map_err(parse_error)?;
         if statements.len() != 1 {
             return Err(QueryError::Invalid(format!("expected one SQL statement, found {}", statements.len())));
         }

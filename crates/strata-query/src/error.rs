@@ -23,9 +23,7 @@ impl From<DataFusionError> for QueryError {
         // A storage error raised inside a scan travels as an external error: give it
         // back its own type so the message is the store's, not DataFusion's wrapping.
         match e.find_root() {
-            DataFusionError::External(inner) if inner.is::<StoreError>() => {
-                QueryError::Invalid(inner.to_string())
-            }
+            DataFusionError::External(inner) if inner.is::<StoreError>() => QueryError::Invalid(inner.to_string()),
             _ => QueryError::DataFusion(Box::new(e)),
         }
     }

@@ -22,6 +22,7 @@ pub mod memory;
 pub mod output;
 pub mod table;
 
+pub use datafusion;
 pub use engine::{Engine, EngineOptions};
 pub use error::{QueryError, Result};
 pub use memory::MemoryTable;

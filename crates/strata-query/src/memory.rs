@@ -1,7 +1,6 @@
 //! An in-memory table for data not yet on disk (the real-time database): Arrow
 //! batches appended as they arrive and queried with the same SQL as stored tables.
 
-use std::any::Any;
 use std::sync::{Arc, RwLock};
 
 use arrow_array::{ArrayRef, RecordBatch};
@@ -63,9 +62,16 @@ impl MemoryTable {
     /// Appends a batch, which must have the table's column names and types.
     pub fn append(&self, batch: RecordBatch) -> Result<()> {
         let same = batch.schema().fields().len() == self.schema.fields().len()
-            && batch.schema().fields().iter().zip(self.schema.fields()).all(|(a, b)| a.name() == b.name() && a.data_type() == b.data_type());
+            && batch
+                .schema()
+                .fields()
+                .iter()
+                .zip(self.schema.fields())
+                .all(|(a, b)| a.name() == b.name() && a.data_type() == b.data_type());
         if !same {
-            let show = |s: &Schema| s.fields().iter().map(|f| format!("{} {}", f.name(), f.data_type())).collect::<Vec<_>>().join(", ");
+            let show = |s: &Schema| {
+                s.fields().iter().map(|f| format!("{} {}", f.name(), f.data_type())).collect::<Vec<_>>().join(", ")
+            };
             return Err(QueryError::Invalid(format!(
                 "cannot append columns ({}) to a table of ({})",
                 show(&batch.schema()),
@@ -107,20 +113,18 @@ pub fn table_batch(table: &Table) -> Result<RecordBatch> {
             _ => StoredValues::Fixed(column.values_buffer().clone()),
         };
         let symbols = symbol_values(column.domain().unwrap_or(&Arc::new(Vec::new())));
-        let array = to_array(ty, column.len(), values, &symbols).map_err(|e| QueryError::Invalid(format!("column {name}: {e}")))?;
+        let array = to_array(ty, column.len(), values, &symbols)
+            .map_err(|e| QueryError::Invalid(format!("column {name}: {e}")))?;
         fields.push(Field::new(name, sql_type(ty), false));
         arrays.push(array);
     }
     let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(table.len()));
-    RecordBatch::try_new_with_options(Arc::new(Schema::new(fields)), arrays, &options).map_err(|e| QueryError::Invalid(e.to_string()))
+    RecordBatch::try_new_with_options(Arc::new(Schema::new(fields)), arrays, &options)
+        .map_err(|e| QueryError::Invalid(e.to_string()))
 }
 
 #[async_trait]
 impl TableProvider for MemoryTable {
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-
     fn schema(&self) -> SchemaRef {
         self.schema.clone()
     }
@@ -144,7 +148,8 @@ impl TableProvider for MemoryTable {
         if split.is_empty() {
             split.push(Vec::new());
         }
-        let mut source = MemorySourceConfig::try_new(&split, self.schema.clone(), projection.cloned())?.with_limit(limit);
+        let mut source =
+            MemorySourceConfig::try_new(&split, self.schema.clone(), projection.cloned())?.with_limit(limit);
         if !self.sort_order.is_empty() {
             let sort = self.sort_order.iter().map(|c| {
                 let index = self.schema.index_of(c).expect("checked when declared");

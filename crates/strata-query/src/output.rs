@@ -40,8 +40,9 @@ impl std::str::FromStr for Format {
     }
 }
 
-/// `batches` with dictionary columns cast to their value type (text).
-pub fn plain_text(batches: &[RecordBatch]) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+/// `batches` with dictionary columns cast to their value type (text), and with
+/// `durations_as_nanos`, durations (timespans) as `Int64` nanoseconds.
+pub fn plain_text(batches: &[RecordBatch], durations_as_nanos: bool) -> Result<(SchemaRef, Vec<RecordBatch>)> {
     let Some(first) = batches.first() else { return Ok((Arc::new(Schema::empty()), Vec::new())) };
     let source = first.schema();
     let fields: Vec<Field> = source
@@ -49,6 +50,7 @@ pub fn plain_text(batches: &[RecordBatch]) -> Result<(SchemaRef, Vec<RecordBatch
         .iter()
         .map(|f| match f.data_type() {
             DataType::Dictionary(_, value) => Field::new(f.name(), value.as_ref().clone(), f.is_nullable()),
+            DataType::Duration(_) if durations_as_nanos => Field::new(f.name(), DataType::Int64, f.is_nullable()),
             _ => f.as_ref().clone(),
         })
         .collect();
@@ -62,7 +64,11 @@ pub fn plain_text(batches: &[RecordBatch]) -> Result<(SchemaRef, Vec<RecordBatch
                 .zip(schema.fields())
                 .map(|(c, f)| if c.data_type() == f.data_type() { Ok(c.clone()) } else { cast(c, f.data_type()) })
                 .collect::<std::result::Result<Vec<ArrayRef>, _>>()?;
-            RecordBatch::try_new_with_options(schema.clone(), columns, &arrow_array::RecordBatchOptions::new().with_row_count(Some(b.num_rows())))
+            RecordBatch::try_new_with_options(
+                schema.clone(),
+                columns,
+                &arrow_array::RecordBatchOptions::new().with_row_count(Some(b.num_rows())),
+            )
         })
         .collect::<std::result::Result<Vec<_>, _>>()
         .map_err(|e| QueryError::Invalid(format!("cannot convert results to text: {e}")))?;
@@ -72,7 +78,7 @@ pub fn plain_text(batches: &[RecordBatch]) -> Result<(SchemaRef, Vec<RecordBatch
 /// Writes `batches` to `out` as `format` (Parquet needs a seekable file: use
 /// [`write_parquet`]).
 pub fn write(batches: &[RecordBatch], format: Format, out: &mut dyn Write) -> Result<()> {
-    let (_, batches) = plain_text(batches)?;
+    let (_, batches) = plain_text(batches, false)?;
     let io = |e: std::io::Error| QueryError::Invalid(format!("cannot write results: {e}"));
     let arrow = |e: datafusion::arrow::error::ArrowError| QueryError::Invalid(format!("cannot write results: {e}"));
     match format {
@@ -94,9 +100,9 @@ pub fn write(batches: &[RecordBatch], format: Format, out: &mut dyn Write) -> Re
 }
 
 /// Writes `batches` to the Parquet file `path` (zstd level 3), text dictionaries as
-/// strings.
+/// strings and timespans as `Int64` nanoseconds (Parquet has no duration type).
 pub fn write_parquet(batches: &[RecordBatch], schema: &SchemaRef, path: &std::path::Path) -> Result<()> {
-    let (plain_schema, batches) = plain_text(batches)?;
+    let (plain_schema, batches) = plain_text(batches, true)?;
     let schema = if batches.is_empty() { schema.clone() } else { plain_schema };
     let fail = |e: &dyn std::fmt::Display| QueryError::Invalid(format!("{}: {e}", path.display()));
     let file = std::fs::File::create(path).map_err(|e| fail(&e))?;

@@ -16,8 +16,8 @@ use arrow_array::{Array, ArrayRef, RecordBatch, RecordBatchOptions, UInt32Array,
 use arrow_schema::SchemaRef;
 use datafusion::arrow::compute::{concat_batches, interleave, take};
 use datafusion::common::Result;
+use datafusion::common::runtime::SpawnedTask;
 use datafusion::common::tree_node::TreeNodeRecursion;
-use datafusion::common_runtime::SpawnedTask;
 use datafusion::execution::TaskContext;
 use datafusion::execution::memory_pool::{MemoryConsumer, MemoryReservation};
 use datafusion::logical_expr::JoinType;
@@ -25,7 +25,8 @@ use datafusion::physical_expr::{EquivalenceProperties, LexRequirement, OrderingR
 use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::{
-    DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning, PlanProperties, SendableRecordBatchStream, collect,
+    DisplayAs, DisplayFormatType, ExecutionPlan, ExecutionPlanProperties, Partitioning, PlanProperties,
+    SendableRecordBatchStream, collect,
 };
 use futures::{StreamExt, TryStreamExt};
 
@@ -119,7 +120,8 @@ impl AsofJoinExec {
 
 impl DisplayAs for AsofJoinExec {
     fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
-        let keys: Vec<String> = self.left_keys.iter().zip(&self.right_keys).map(|(l, r)| format!("{l} = {r}")).collect();
+        let keys: Vec<String> =
+            self.left_keys.iter().zip(&self.right_keys).map(|(l, r)| format!("{l} = {r}")).collect();
         write!(
             f,
             "AsofJoinExec: {:?}, keys=[{}], time={} {:?}{} {}, right order=[{}]",
@@ -129,7 +131,7 @@ impl DisplayAs for AsofJoinExec {
             self.direction,
             if self.strict { " strict" } else { "" },
             self.right_time,
-            self.right_order
+            self.right_order.iter().map(|r| r.expr.to_string()).collect::<Vec<_>>().join(", ")
         )
     }
 }
@@ -173,8 +175,9 @@ impl ExecutionPlan for AsofJoinExec {
     }
 
     fn with_new_children(self: Arc<Self>, children: Vec<Arc<dyn ExecutionPlan>>) -> Result<Arc<dyn ExecutionPlan>> {
-        let [left, right]: [Arc<dyn ExecutionPlan>; 2] =
-            children.try_into().map_err(|_| datafusion::error::DataFusionError::Internal("AsofJoinExec has two children".into()))?;
+        let [left, right]: [Arc<dyn ExecutionPlan>; 2] = children
+            .try_into()
+            .map_err(|_| datafusion::error::DataFusionError::Internal("AsofJoinExec has two children".into()))?;
         Ok(Arc::new(AsofJoinExec::new(self.spec_with(left, right))))
     }
 
@@ -192,7 +195,9 @@ impl ExecutionPlan for AsofJoinExec {
             schema: self.schema.clone(),
         };
         let reservation = MemoryConsumer::new("AsofJoinExec").register(context.memory_pool());
-        let stream = futures::stream::once(job.run(context, reservation)).map_ok(|b| futures::stream::iter(b.into_iter().map(Ok))).try_flatten();
+        let stream = futures::stream::once(job.run(context, reservation))
+            .map_ok(|b| futures::stream::iter(b.into_iter().map(Ok)))
+            .try_flatten();
         Ok(Box::pin(RecordBatchStreamAdapter::new(self.schema.clone(), stream)))
     }
 }
@@ -255,7 +260,8 @@ impl Job {
         }
         let mut results = Vec::new();
         for task in tasks {
-            let (picks, r) = task.join().await.map_err(|e| datafusion::error::DataFusionError::External(Box::new(e)))?;
+            let (picks, r) =
+                task.join().await.map_err(|e| datafusion::error::DataFusionError::External(Box::new(e)))?;
             reservation.try_grow(r.size())?;
             results.push(picks?);
         }
@@ -317,18 +323,40 @@ impl Job {
             let b = batches.len() as u32;
             let mut used = false;
             let mut key = Vec::with_capacity(keys.len());
+            // Inputs sorted by key come in runs of one first key: look each run up once.
+            let (mut run_code, mut run_known, mut run_group) = (ABSENT, false, None);
             for row in 0..batch.num_rows() {
                 let code = first[row];
-                if code == ABSENT || !first_codes.contains(&code) {
+                if code != run_code {
+                    run_code = code;
+                    run_known = code != ABSENT && first_codes.contains(&code);
+                    run_group = None;
+                }
+                if !run_known {
                     continue;
                 }
                 let Some(t) = time[row] else { continue };
-                key.clear();
-                if !keys.is_empty() {
+                let g = if rest.is_empty() {
+                    if run_group.is_none() {
+                        key.clear();
+                        if !keys.is_empty() {
+                            key.push(code);
+                        }
+                        run_group = group_of.get(&key).copied();
+                    }
+                    match run_group {
+                        Some(g) => g,
+                        None => continue,
+                    }
+                } else {
+                    key.clear();
                     key.push(code);
-                }
-                key.extend(rest.iter().map(|c| c[row]));
-                let Some(&g) = group_of.get(&key) else { continue };
+                    key.extend(rest.iter().map(|c| c[row]));
+                    match group_of.get(&key) {
+                        Some(&g) => g,
+                        None => continue,
+                    }
+                };
                 let (g, here) = (g as usize, (t, p, b, row as u32));
                 let members = &groups[g];
                 match self.direction {
@@ -395,7 +423,8 @@ impl Job {
                 }
             }
         }
-        let kept: Vec<u32> = (0..rows as u32).filter(|r| self.join_type == JoinType::Left || best[*r as usize].is_some()).collect();
+        let kept: Vec<u32> =
+            (0..rows as u32).filter(|r| self.join_type == JoinType::Left || best[*r as usize].is_some()).collect();
         let left_schema = index.batch.schema();
         let right_fields = &self.schema.fields()[left_schema.fields().len()..];
         // Flatten every partition's batches, then one all-null row for misses.

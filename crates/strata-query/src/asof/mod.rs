@@ -10,13 +10,13 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use datafusion::arrow::compute::SortOptions;
-use datafusion::common::Result;
 use datafusion::catalog::Session;
+use datafusion::common::Result;
 use datafusion::execution::context::QueryPlanner;
+use datafusion::logical_expr::physical_planning_context::PhysicalPlanningContext;
 use datafusion::logical_expr::{LogicalPlan, UserDefinedLogicalNode};
 use datafusion::physical_expr::{LexRequirement, PhysicalExpr, PhysicalSortRequirement};
-use datafusion::physical_plan::ExecutionPlan;
-use datafusion::logical_expr::physical_planning_context::PhysicalPlanningContext;
+use datafusion::physical_plan::{ExecutionPlan, ExecutionPlanProperties};
 use datafusion::physical_planner::{DefaultPhysicalPlanner, ExtensionPlanner, PhysicalPlanner};
 
 use exec::{AsofJoinExec, AsofJoinSpec};
@@ -28,7 +28,11 @@ pub struct StrataQueryPlanner;
 
 #[async_trait]
 impl QueryPlanner for StrataQueryPlanner {
-    async fn create_physical_plan(&self, logical_plan: &LogicalPlan, session: &dyn Session) -> Result<Arc<dyn ExecutionPlan>> {
+    async fn create_physical_plan(
+        &self,
+        logical_plan: &LogicalPlan,
+        session: &dyn Session,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
         DefaultPhysicalPlanner::with_extension_planners(vec![Arc::new(AsofPlanner)])
             .create_physical_plan(logical_plan, session)
             .await
@@ -98,7 +102,8 @@ fn merge_order(
                 prefix.push(time.clone());
                 return requirement(prefix);
             }
-            if keys.iter().any(|k| k.eq(&sort.expr)) && !prefix.iter().any(|p: &Arc<dyn PhysicalExpr>| p.eq(&sort.expr)) {
+            if keys.iter().any(|k| k.eq(&sort.expr)) && !prefix.iter().any(|p: &Arc<dyn PhysicalExpr>| p.eq(&sort.expr))
+            {
                 prefix.push(sort.expr.clone());
             } else {
                 break;

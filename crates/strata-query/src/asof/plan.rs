@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use arrow_schema::DataType;
 use datafusion::common::config::ConfigOptions;
-use datafusion::common::tree_node::{Transformed, TreeNode};
+use datafusion::common::tree_node::Transformed;
 use datafusion::common::{DFSchemaRef, Result, plan_err};
 use datafusion::logical_expr::logical_plan::builder::build_join_schema;
 use datafusion::logical_expr::utils::split_conjunction;
@@ -93,7 +93,14 @@ impl UserDefinedLogicalNodeCore for AsofJoinNode {
             (Direction::Forward, false) => "<=",
             (Direction::Forward, true) => "<",
         };
-        write!(f, "AsofJoin: {:?}, keys=[{}], {} {op} {}", self.join_type, keys.join(", "), self.left_time, self.right_time)
+        write!(
+            f,
+            "AsofJoin: {:?}, keys=[{}], {} {op} {}",
+            self.join_type,
+            keys.join(", "),
+            self.left_time,
+            self.right_time
+        )
     }
 
     fn with_exprs_and_inputs(&self, exprs: Vec<Expr>, mut inputs: Vec<LogicalPlan>) -> Result<Self> {
@@ -122,7 +129,7 @@ impl UserDefinedLogicalNodeCore for AsofJoinNode {
         let left_len = self.left.schema().fields().len();
         let mut left: Vec<usize> = output_columns.iter().copied().filter(|i| *i < left_len).collect();
         let mut right: Vec<usize> = output_columns.iter().filter(|i| **i >= left_len).map(|i| i - left_len).collect();
-        let mut need = |expr: &Expr, schema: &DFSchemaRef, into: &mut Vec<usize>| {
+        let need = |expr: &Expr, schema: &DFSchemaRef, into: &mut Vec<usize>| {
             for column in expr.column_refs() {
                 if let Ok(i) = schema.index_of_column(column) {
                     into.push(i);
@@ -234,7 +241,9 @@ fn asof_node(join: datafusion::logical_expr::Join) -> Result<AsofJoinNode> {
             continue;
         }
         let Expr::BinaryExpr(BinaryExpr { left, op, right }) = conjunct else {
-            return plan_err!("ASOF JOIN conditions are key equalities and one time inequality; `{conjunct}` is neither");
+            return plan_err!(
+                "ASOF JOIN conditions are key equalities and one time inequality; `{conjunct}` is neither"
+            );
         };
         let (l, r, op) = match (side(left), side(right)) {
             (Some(true), Some(false)) => (left.as_ref().clone(), right.as_ref().clone(), *op),

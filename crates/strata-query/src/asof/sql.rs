@@ -9,8 +9,8 @@
 //! whose relation starts first at or after that position is the as-of join.
 
 use datafusion::sql::sqlparser::ast::{
-    BinaryOperator, Expr, Function, FunctionArgumentList, FunctionArguments, Ident, Join, JoinConstraint, JoinOperator, ObjectName,
-    Query, SetExpr, Spanned, Statement, TableFactor, TableWithJoins, VisitMut, VisitorMut,
+    BinaryOperator, Expr, Function, FunctionArgumentList, FunctionArguments, Ident, Join, JoinConstraint, JoinOperator,
+    ObjectName, Query, SetExpr, Spanned, Statement, TableFactor, TableWithJoins, VisitMut, VisitorMut,
 };
 use datafusion::sql::sqlparser::dialect::Dialect;
 use datafusion::sql::sqlparser::keywords::Keyword;
@@ -71,7 +71,12 @@ pub fn blank_asof(sql: &str, dialect: &dyn Dialect) -> Result<Blanked, String> {
                     snowflake = true;
                     break;
                 }
-                Token::Word(w) if depth == 0 && matches!(w.keyword, Keyword::ON | Keyword::USING | Keyword::JOIN | Keyword::WHERE) => break,
+                Token::Word(w)
+                    if depth == 0
+                        && matches!(w.keyword, Keyword::ON | Keyword::USING | Keyword::JOIN | Keyword::WHERE) =>
+                {
+                    break;
+                }
                 _ => {}
             }
             if depth < 0 {
@@ -116,10 +121,13 @@ fn byte_offset(sql: &str, at: Location) -> usize {
 /// `relations`) into ordinary joins marked with [`ASOF_MARKER`].
 pub fn mark_asof_joins(statement: &mut Statement, relations: &[Location]) -> Result<(), String> {
     let mut starts = Vec::new();
-    let _ = statement.visit(&mut JoinWalker { f: |_: usize, join: &mut Join| {
-        starts.push(join.relation.span().start);
-        Ok(())
-    }, seen: 0 });
+    let _ = statement.visit(&mut JoinWalker {
+        f: |_: usize, join: &mut Join| {
+            starts.push(join.relation.span().start);
+            Ok(())
+        },
+        seen: 0,
+    });
     let mut chosen = Vec::new();
     for at in relations {
         let best = starts.iter().enumerate().filter(|(_, s)| *s >= at).min_by_key(|(_, s)| **s).map(|(i, _)| i);
@@ -147,7 +155,11 @@ fn mark(join: &mut Join, duck: bool) -> Result<(), String> {
         name: ObjectName::from(vec![Ident::new(ASOF_MARKER)]),
         uses_odbc_syntax: false,
         parameters: FunctionArguments::None,
-        args: FunctionArguments::List(FunctionArgumentList { duplicate_treatment: None, args: vec![], clauses: vec![] }),
+        args: FunctionArguments::List(FunctionArgumentList {
+            duplicate_treatment: None,
+            args: vec![],
+            clauses: vec![],
+        }),
         filter: None,
         null_treatment: None,
         over: None,
@@ -255,7 +267,8 @@ mod tests {
         let duck = rewrite("SELECT * FROM t ASOF JOIN q ON t.s = q.s AND t.tm >= q.tm JOIN r ON r.a = t.a");
         assert!(duck.contains("JOIN q ON (t.s = q.s AND t.tm >= q.tm) AND __strata_asof()"), "{duck}");
         assert!(duck.contains("JOIN r ON r.a = t.a") && !duck.contains("ASOF"), "{duck}");
-        let left = rewrite("SELECT * FROM t ASOF LEFT JOIN (SELECT * FROM q ASOF JOIN z ON q.x >= z.x) w ON t.x >= w.x");
+        let left =
+            rewrite("SELECT * FROM t ASOF LEFT JOIN (SELECT * FROM q ASOF JOIN z ON q.x >= z.x) w ON t.x >= w.x");
         assert_eq!(left.matches(ASOF_MARKER).count(), 2, "{left}");
         assert!(left.contains("LEFT OUTER JOIN (SELECT"), "{left}");
         let snow = rewrite("SELECT * FROM t ASOF JOIN q MATCH_CONDITION (t.tm >= q.tm) ON t.s = q.s");

@@ -5,9 +5,9 @@
 
 use std::sync::Arc;
 
+use arrow_array::ArrayRef;
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Float64Type, Int64Type};
-use arrow_array::ArrayRef;
 use arrow_schema::{DataType, TimeUnit};
 use datafusion::arrow::compute::cast;
 use datafusion::common::{Result, ScalarValue, exec_err, plan_err};
@@ -90,7 +90,9 @@ impl ScalarUDFImpl for Bucket {
                     ScalarValue::IntervalMonthDayNano(Some(i)) if i.months == 0 => {
                         i.days as i64 * 86_400_000_000_000 + i.nanoseconds
                     }
-                    ScalarValue::IntervalDayTime(Some(i)) => i.days as i64 * 86_400_000_000_000 + i.milliseconds as i64 * 1_000_000,
+                    ScalarValue::IntervalDayTime(Some(i)) => {
+                        i.days as i64 * 86_400_000_000_000 + i.milliseconds as i64 * 1_000_000
+                    }
                     ScalarValue::DurationSecond(Some(v)) => v * 1_000_000_000,
                     ScalarValue::DurationMillisecond(Some(v)) => v * 1_000_000,
                     ScalarValue::DurationMicrosecond(Some(v)) => v * 1_000,

@@ -5,6 +5,7 @@
 use std::ops::Bound;
 
 use datafusion::common::ScalarValue;
+use datafusion::logical_expr::utils::split_binary;
 use datafusion::logical_expr::{Between, BinaryExpr, Expr, Operator, expr::InList};
 
 /// A test of one column against literals.
@@ -14,6 +15,8 @@ pub enum Test {
     OneOf(Vec<ScalarValue>),
     /// The value lies within these bounds.
     Range(Bound<ScalarValue>, Bound<ScalarValue>),
+    /// The value is not this one (`<>`).
+    Not(ScalarValue),
 }
 
 /// A filter on one column.
@@ -31,6 +34,21 @@ pub struct ColumnTest {
 /// The test `expr` makes, if it is one of the recognised forms.
 pub fn column_test(expr: &Expr) -> Option<ColumnTest> {
     match expr {
+        // The optimizer turns short IN lists into ORs of equalities: turn them back.
+        Expr::BinaryExpr(BinaryExpr { op: Operator::Or, .. }) => {
+            let mut values = Vec::new();
+            let mut column = None;
+            for part in split_binary(expr, Operator::Or) {
+                let test = column_test(part)?;
+                let Test::OneOf(v) = test.test else { return None };
+                if column.get_or_insert((test.column.clone(), test.as_text)) != &(test.column, test.as_text) {
+                    return None;
+                }
+                values.extend(v);
+            }
+            let (column, as_text) = column?;
+            Some(ColumnTest { column, test: Test::OneOf(values), as_text })
+        }
         Expr::BinaryExpr(BinaryExpr { left, op, right }) => {
             let (column, as_text, value, op) = match (column_of(left), literal_of(right)) {
                 (Some((c, t)), Some(v)) => (c, t, v, *op),
@@ -41,6 +59,7 @@ pub fn column_test(expr: &Expr) -> Option<ColumnTest> {
             };
             let test = match op {
                 Operator::Eq => Test::OneOf(vec![value]),
+                Operator::NotEq => Test::Not(value),
                 Operator::Lt => Test::Range(Bound::Unbounded, Bound::Excluded(value)),
                 Operator::LtEq => Test::Range(Bound::Unbounded, Bound::Included(value)),
                 Operator::Gt => Test::Range(Bound::Excluded(value), Bound::Unbounded),
@@ -147,6 +166,10 @@ mod tests {
 
     use super::*;
 
+    fn lit_value(s: &str) -> ScalarValue {
+        ScalarValue::Utf8(Some(s.to_string()))
+    }
+
     #[test]
     fn recognises_comparisons_either_way_round() {
         let t = column_test(&lit(5i64).gt(col("i"))).unwrap();
@@ -155,7 +178,13 @@ mod tests {
         assert_eq!(t.column, "sym");
         assert!(column_test(&col("sym").in_list(vec![lit("A")], true)).is_none(), "NOT IN is not a range");
         assert!(column_test(&col("a").eq(col("b"))).is_none());
-        assert_eq!(integer_bounds(&Bound::Excluded(ScalarValue::Int64(Some(3))), &Bound::Unbounded), Some((4, i64::MAX)));
+        let ors = column_test(&col("s").eq(lit("A")).or(col("s").eq(lit("B"))).or(col("s").eq(lit("C")))).unwrap();
+        assert_eq!(ors.test, Test::OneOf(vec![lit_value("A"), lit_value("B"), lit_value("C")]));
+        assert!(column_test(&col("s").eq(lit("A")).or(col("t").eq(lit("B")))).is_none(), "two columns");
+        assert_eq!(
+            integer_bounds(&Bound::Excluded(ScalarValue::Int64(Some(3))), &Bound::Unbounded),
+            Some((4, i64::MAX))
+        );
         assert_eq!(integer_of(&ScalarValue::Float64(Some(2.5))), None);
     }
 }

@@ -23,16 +23,15 @@ mod part;
 mod ranges;
 mod scan;
 
-use std::any::Any;
 use std::collections::HashMap;
 use std::ops::Bound;
 use std::sync::{Arc, OnceLock};
 
-use arrow_array::ArrayRef;
+use arrow_array::{Array, ArrayRef};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use async_trait::async_trait;
 use datafusion::catalog::Session;
-use datafusion::common::{Result as DfResult, ScalarValue};
+use datafusion::common::Result as DfResult;
 use datafusion::datasource::{TableProvider, TableType};
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
 use datafusion::physical_plan::ExecutionPlan;
@@ -82,7 +81,12 @@ impl StrataTable {
     /// The table `name` of `db`: splayed at the root, or in every date partition
     /// that has it. `symbols` is the database's sym list (loaded once by the
     /// engine); `counters` collect what scans read.
-    pub fn open(db: &Database, name: &str, symbols: &strata_store::SymbolDomain, counters: Arc<ScanCounters>) -> Result<StrataTable> {
+    pub fn open(
+        db: &Database,
+        name: &str,
+        symbols: &strata_store::SymbolDomain,
+        counters: Arc<ScanCounters>,
+    ) -> Result<StrataTable> {
         let splayed = db.table_dir(&TableLocation::Splayed(name.to_string()));
         let (parts, partitioned) = if splayed.join(strata_store::COLUMN_ORDER_FILE).is_file() {
             (vec![Arc::new(Part::open(&splayed, None)?)], false)
@@ -216,8 +220,13 @@ impl StrataTable {
             let exact = match &test.test {
                 Test::OneOf(values) => values.iter().all(|v| integer_of(v).is_some()),
                 Test::Range(lo, hi) => integer_bounds(lo, hi).is_some(),
+                Test::Not(v) => integer_of(v).is_some(),
             };
-            return Ok(if exact { TableProviderFilterPushDown::Exact } else { TableProviderFilterPushDown::Unsupported });
+            return Ok(if exact {
+                TableProviderFilterPushDown::Exact
+            } else {
+                TableProviderFilterPushDown::Unsupported
+            });
         }
         if k.parted.as_deref() == Some(column) {
             if let Test::OneOf(values) = &test.test
@@ -225,6 +234,9 @@ impl StrataTable {
             {
                 return Ok(TableProviderFilterPushDown::Exact);
             }
+        }
+        if matches!(test.test, Test::Not(_)) {
+            return Ok(TableProviderFilterPushDown::Unsupported);
         }
         let narrows = (self.time_column() == Some(column) && k.parted.is_some())
             || k.sorted.iter().any(|c| c == column)
@@ -305,6 +317,7 @@ impl StrataTable {
         tests.iter().filter(|t| self.is_virtual_date(&t.column)).all(|t| match &t.test {
             Test::OneOf(values) => values.iter().any(|v| integer_of(v) == Some(day as i64)),
             Test::Range(lo, hi) => integer_bounds(lo, hi).is_some_and(|(lo, hi)| (lo..=hi).contains(&(day as i64))),
+            Test::Not(v) => integer_of(v) != Some(day as i64),
         })
     }
 
@@ -316,7 +329,8 @@ impl StrataTable {
         let names = self.symbols.as_any().downcast_ref::<arrow_array::StringArray>().expect("symbol dictionary");
         for part in parts {
             let Some(runs) = part.parted(sym).map_err(external)? else { return Ok(None) };
-            let text_ascends = runs.runs.windows(2).all(|w| names.value(w[0].0 as usize) < names.value(w[1].0 as usize));
+            let text_ascends =
+                runs.runs.windows(2).all(|w| names.value(w[0].0 as usize) < names.value(w[1].0 as usize));
             if !text_ascends || !part.ascends_within(time, &runs, &ScanCounters::default()).map_err(external)? {
                 return Ok(None);
             }
@@ -330,11 +344,20 @@ fn integer_rows(test: &Test, rows: usize) -> RowSet {
     let clamp = |v: i64| v.clamp(0, rows as i64) as usize;
     match test {
         Test::OneOf(values) => RowSet::from_ranges(
-            values.iter().filter_map(integer_of).filter(|v| (0..rows as i64).contains(v)).map(|v| v as usize..v as usize + 1).collect(),
+            values
+                .iter()
+                .filter_map(integer_of)
+                .filter(|v| (0..rows as i64).contains(v))
+                .map(|v| v as usize..v as usize + 1)
+                .collect(),
         ),
         Test::Range(lo, hi) => match integer_bounds(lo, hi) {
             Some((lo, hi)) if lo <= hi => RowSet::from_ranges(vec![clamp(lo)..clamp(hi.saturating_add(1))]),
             _ => RowSet::from_ranges(vec![]),
+        },
+        Test::Not(v) => match integer_of(v) {
+            Some(v) => RowSet::from_ranges(vec![0..clamp(v), clamp(v.saturating_add(1))..rows]),
+            None => RowSet::all(rows),
         },
     }
 }
@@ -347,6 +370,7 @@ fn integer_range(test: &Test) -> Option<(i64, i64)> {
             Some((*ints.iter().min()?, *ints.iter().max()?))
         }
         Test::Range(lo, hi) => integer_bounds(lo, hi),
+        Test::Not(_) => None,
     }
 }
 
@@ -372,7 +396,7 @@ fn may_match(test: &Test, bounds: strata_store::column::BlockBounds) -> bool {
                     Bound::Excluded(v) => float_of(v).is_none_or(|x| min < x),
                     Bound::Unbounded => true,
                 },
-                Test::Range(..) => true,
+                Test::Range(..) | Test::Not(_) => true,
             }
         }
     }
@@ -380,10 +404,6 @@ fn may_match(test: &Test, bounds: strata_store::column::BlockBounds) -> bool {
 
 #[async_trait]
 impl TableProvider for StrataTable {
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-
     fn schema(&self) -> SchemaRef {
         self.schema.clone()
     }

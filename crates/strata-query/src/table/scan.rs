@@ -15,7 +15,9 @@ use datafusion::physical_expr::{EquivalenceProperties, LexOrdering, PhysicalExpr
 use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
 use datafusion::physical_plan::expressions::Column;
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
-use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning, PlanProperties, SendableRecordBatchStream};
+use datafusion::physical_plan::{
+    DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning, PlanProperties, SendableRecordBatchStream,
+};
 use strata_store::{ColumnType, StoreError};
 
 use super::part::{Part, ScanCounters};
@@ -234,7 +236,10 @@ impl Batches {
                         let open = part.column(name).map_err(external)?;
                         let values = open.read(start, end, &self.plan.counters).map_err(external)?;
                         to_array(*ty, rows, values, &self.plan.symbols).map_err(|detail| {
-                            external(StoreError::Corrupt { path: part.dir.join(name), detail: format!("rows {start}..{end}: {detail}") })
+                            external(StoreError::Corrupt {
+                                path: part.dir.join(name),
+                                detail: format!("rows {start}..{end}: {detail}"),
+                            })
                         })?
                     }
                 })

@@ -70,9 +70,12 @@ fn check(engine: &Engine, left: &Rows, right_seen: &Rows, rng_case: usize) {
         for op in [">=", ">", "<=", "<"] {
             for join in ["ASOF JOIN", "ASOF LEFT JOIN"] {
                 let keys = if two_keys { "t.sym = q.sym AND t.ex = q.ex" } else { "t.sym = q.sym" };
-                let sql = format!("SELECT t.v AS lv, q.v AS rv FROM t {join} q ON {keys} AND t.time {op} q.time ORDER BY t.v");
+                let sql = format!(
+                    "SELECT t.v AS lv, q.v AS rv FROM t {join} q ON {keys} AND t.time {op} q.time ORDER BY t.v"
+                );
                 let got = one(&engine.sql(&sql).unwrap());
-                let got: Vec<(i64, Option<i64>)> = ints(&got, "lv").into_iter().map(Option::unwrap).zip(ints(&got, "rv")).collect();
+                let got: Vec<(i64, Option<i64>)> =
+                    ints(&got, "lv").into_iter().map(Option::unwrap).zip(ints(&got, "rv")).collect();
                 let mut want = reference(left, right_seen, two_keys, op);
                 if join == "ASOF JOIN" {
                     want.retain(|(_, r)| r.is_some());
@@ -98,7 +101,9 @@ fn matches_brute_force_on_stored_tables_without_sorting() {
         let engine = Engine::open_with(dir.path(), &options).unwrap();
         // The engine sees q in stored order: sorted by (sym, time), stable.
         check(&engine, &left, &sorted(&right), case);
-        let plan = engine.explain("SELECT * FROM t ASOF JOIN q ON t.sym = q.sym AND t.ex = q.ex AND t.time >= q.time").unwrap();
+        let plan = engine
+            .explain("SELECT * FROM t ASOF JOIN q ON t.sym = q.sym AND t.ex = q.ex AND t.time >= q.time")
+            .unwrap();
         assert!(plan.contains("AsofJoinExec") && !plan.contains("SortExec"), "{plan}");
     }
 }
@@ -129,8 +134,14 @@ fn snowflake_form_and_where_clauses() {
     write(dir.path(), DAY, "t", &table(&left), &sorted_write("none"));
     write(dir.path(), DAY, "q", &table(&right), &sorted_write("none"));
     let engine = Engine::open(dir.path()).unwrap();
-    let a = one(&engine.sql("SELECT t.v, q.v AS qv FROM t ASOF JOIN q MATCH_CONDITION (t.time >= q.time) ON t.sym = q.sym ORDER BY t.v").unwrap());
-    let b = one(&engine.sql("SELECT t.v, q.v AS qv FROM t ASOF LEFT JOIN q ON q.sym = t.sym AND q.time <= t.time ORDER BY t.v").unwrap());
+    let a = one(&engine
+        .sql(
+            "SELECT t.v, q.v AS qv FROM t ASOF JOIN q MATCH_CONDITION (t.time >= q.time) ON t.sym = q.sym ORDER BY t.v",
+        )
+        .unwrap());
+    let b = one(&engine
+        .sql("SELECT t.v, q.v AS qv FROM t ASOF LEFT JOIN q ON q.sym = t.sym AND q.time <= t.time ORDER BY t.v")
+        .unwrap());
     assert_eq!(ints(&a, "qv"), ints(&b, "qv"), "Snowflake's form is a left as-of join");
     assert_eq!(a.num_rows(), 100);
     let c = one(&engine.sql("SELECT count(*) AS n FROM (SELECT * FROM t WHERE sym = 'S1') x ASOF JOIN q ON x.sym = q.sym AND x.time >= q.time WHERE q.v > 100").unwrap());

@@ -5,8 +5,8 @@ use std::path::Path;
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Float64Type, Int64Type};
 use arrow_array::{Array, RecordBatch};
-use datafusion::arrow::compute::{cast, concat_batches};
 use arrow_schema::DataType;
+use datafusion::arrow::compute::{cast, concat_batches};
 use strata_store::{Attribute, Column, ColumnType, Database, Date, Table, TableLocation, TableSpec, TableWrite};
 
 /// A deterministic generator (splitmix64).

@@ -18,8 +18,8 @@ fn db(spec: &str) -> tempfile::TempDir {
 fn sql_mistakes_say_where_and_what_exists() {
     let dir = db("none");
     let engine = Engine::open(dir.path()).unwrap();
-    let err = engine.sql("SELECT bid FROM quote WHERE WHERE").unwrap_err().to_string();
-    assert!(err.contains("Line: 1, Column"), "{err}");
+    let err = engine.sql("SELECT bid FROM quote WHERE bid > > 1").unwrap_err().to_string();
+    assert!(err.contains("found: > at Line: 1, Column: 35"), "{err}");
     let err = engine.sql("SELECT bid FROM quotes").unwrap_err().to_string();
     assert!(err.contains("quotes") && err.contains("tables are: quote"), "{err}");
     let err = engine.sql("SELECT bidd FROM quote").unwrap_err().to_string();

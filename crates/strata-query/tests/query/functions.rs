@@ -14,7 +14,13 @@ fn weighted_bucketed_and_q_named_aggregates() {
     let out = one(&engine.sql(
         "SELECT wavg(bsize, bid) AS wa, wsum(bsize, bid) AS ws, med(bid) AS m, sdev(bid) AS sd, dev(bid) AS d, cor(bid, bsize) AS c FROM quote WHERE sym = 'S1'",
     ).unwrap());
-    let rows: Vec<(f64, f64)> = q.sym.iter().zip(q.bid.iter().zip(&q.bsize)).filter(|(s, _)| *s == "S1").map(|(_, (b, w))| (*b, *w as f64)).collect();
+    let rows: Vec<(f64, f64)> = q
+        .sym
+        .iter()
+        .zip(q.bid.iter().zip(&q.bsize))
+        .filter(|(s, _)| *s == "S1")
+        .map(|(_, (b, w))| (*b, *w as f64))
+        .collect();
     let n = rows.len() as f64;
     let ws: f64 = rows.iter().map(|(b, w)| b * w).sum();
     let w: f64 = rows.iter().map(|(_, w)| w).sum();
@@ -22,7 +28,11 @@ fn weighted_bucketed_and_q_named_aggregates() {
     let ss: f64 = rows.iter().map(|(b, _)| (b - mean).powi(2)).sum();
     let mut bids: Vec<f64> = rows.iter().map(|(b, _)| *b).collect();
     bids.sort_by(f64::total_cmp);
-    let median = if bids.len() % 2 == 1 { bids[bids.len() / 2] } else { (bids[bids.len() / 2 - 1] + bids[bids.len() / 2]) / 2.0 };
+    let median = if bids.len() % 2 == 1 {
+        bids[bids.len() / 2]
+    } else {
+        (bids[bids.len() / 2 - 1] + bids[bids.len() / 2]) / 2.0
+    };
     let near = |got: Option<f64>, want: f64| got.is_some_and(|g| (g - want).abs() < 1e-6 * want.abs().max(1.0));
     assert!(near(floats(&out, "ws")[0], ws));
     assert!(near(floats(&out, "wa")[0], ws / w));

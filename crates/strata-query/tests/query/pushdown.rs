@@ -32,14 +32,16 @@ fn symbol_filters_read_only_the_symbols_rows() {
     let engine = Engine::open(dir.path()).unwrap();
     let (all, full) = measure(&engine, "SELECT sum(bid) AS v FROM quote WHERE date = '2024-01-02'");
     assert!(close(all, q1.bid.iter().sum()));
-    let (one_sym, narrow) = measure(&engine, "SELECT sum(bid) AS v FROM quote WHERE date = '2024-01-02' AND sym = 'S3'");
+    let (one_sym, narrow) =
+        measure(&engine, "SELECT sum(bid) AS v FROM quote WHERE date = '2024-01-02' AND sym = 'S3'");
     let want: f64 = q1.sym.iter().zip(&q1.bid).filter(|(s, _)| *s == "S3").map(|(_, b)| b).sum();
     assert!(close(one_sym, want), "{one_sym:?} vs {want}");
     let s3 = q1.sym.iter().filter(|s| *s == "S3").count() as u64;
     assert_eq!(narrow.rows_scanned, s3, "only S3's rows are read");
     assert_eq!(narrow.bytes_read, s3 * 8, "one float column of S3's rows");
     assert_eq!(full.bytes_read, 20_000 * 8);
-    let (two, inlist) = measure(&engine, "SELECT sum(bid) AS v FROM quote WHERE date = '2024-01-02' AND sym IN ('S3', 'S5', 'NOPE')");
+    let (two, inlist) =
+        measure(&engine, "SELECT sum(bid) AS v FROM quote WHERE date = '2024-01-02' AND sym IN ('S3', 'S5', 'NOPE')");
     let want: f64 = q1.sym.iter().zip(&q1.bid).filter(|(s, _)| *s == "S3" || *s == "S5").map(|(_, b)| b).sum();
     assert!(close(two, want));
     assert!(inlist.rows_scanned < full.rows_scanned / 5);
@@ -55,7 +57,8 @@ fn date_filters_drop_partitions_and_i_cuts_rows() {
     assert!(close(v, q2.bsize.iter().sum::<i64>() as f64));
     assert_eq!((one_day.parts_scanned, one_day.rows_scanned), (1, 20_000));
     let (v, first) = measure(&engine, "SELECT sum(bsize) AS v FROM quote WHERE date = '2024-01-02' AND i < 100");
-    let mut sorted: Vec<(String, i64, i64)> = q1.sym.iter().zip(&q1.time).zip(&q1.bsize).map(|((s, t), b)| (s.clone(), *t, *b)).collect();
+    let mut sorted: Vec<(String, i64, i64)> =
+        q1.sym.iter().zip(&q1.time).zip(&q1.bsize).map(|((s, t), b)| (s.clone(), *t, *b)).collect();
     sorted.sort_by(|a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
     // The stored order is (sym, time) with a stable sort: the first 100 rows' sizes.
     let want: i64 = sorted.iter().take(100).map(|r| r.2).sum();
@@ -93,7 +96,9 @@ fn compressed_columns_skip_blocks_by_min_max_and_decode_only_projected_columns()
     // compressed time column's block bounds rule out its early blocks.
     let day: strata_store::Date = DAY.parse().unwrap();
     let cut = day.start_nanos() + 990_000_000;
-    let sql = format!("SELECT count(bsize) AS v FROM quote WHERE date = '2024-01-02' AND sym = 'S0' AND time >= arrow_cast({cut}, 'Timestamp(Nanosecond, None)')");
+    let sql = format!(
+        "SELECT count(bsize) AS v FROM quote WHERE date = '2024-01-02' AND sym = 'S0' AND time >= arrow_cast({cut}, 'Timestamp(Nanosecond, None)')"
+    );
     let (v, narrow) = measure(&engine, &sql);
     let want = q1.sym.iter().zip(&q1.time).filter(|(s, t)| *s == "S0" && **t >= cut).count();
     assert_eq!(v, Some(want as f64));
