@@ -13,6 +13,7 @@ pub mod recommend;
 pub mod report;
 pub mod rng;
 pub mod table_write;
+pub mod tick;
 pub mod zip;
 pub mod zipgrid;
 

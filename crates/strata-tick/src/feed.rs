@@ -5,8 +5,9 @@
 
 use std::time::{Duration, Instant};
 
-use strata_ipc::{Atom, Connection, K, MessageKind, Vector};
+use strata_ipc::{Connection, K, MessageKind, Vector};
 
+use crate::clock;
 use crate::error::TickError;
 
 /// What the feed sends.
@@ -34,6 +35,9 @@ pub struct FeedConfig {
     pub sync: bool,
     /// Seed for the generated rows.
     pub seed: u64,
+    /// Send a `time` column (UTC time of day at sending) instead of letting the
+    /// tickerplant add it, so subscribers can time the whole feed-to-them path.
+    pub stamp_time: bool,
 }
 
 /// What the feed did.
@@ -113,9 +117,13 @@ impl TradeGenerator {
         columns
     }
 
-    /// One update's data: columns, or atoms for a single row.
-    pub fn update(&mut self, rows: usize, extra: usize) -> K {
-        let columns = self.columns(rows, extra);
+    /// One update's data: columns, or atoms for a single row; with `time`, a first
+    /// column of that timespan.
+    pub fn update(&mut self, rows: usize, extra: usize, time: Option<i64>) -> K {
+        let mut columns = self.columns(rows, extra);
+        if let Some(t) = time {
+            columns.insert(0, K::vector(Vector::Timespan(vec![t; rows])));
+        }
         if rows != 1 {
             return K::List(columns);
         }
@@ -150,8 +158,9 @@ pub fn run(config: &FeedConfig, mut progress: impl FnMut(&FeedReport)) -> Result
                 report.stopped = "update count reached".into();
                 break 'ticks;
             }
-            let message =
-                K::List(vec![K::symbol(".u.upd"), table.clone(), generator.update(config.rows, config.extra_columns)]);
+            let time = config.stamp_time.then(|| clock::time_of_day(clock::Clock::default().now_nanos()));
+            let data = generator.update(config.rows, config.extra_columns, time);
+            let message = K::List(vec![K::symbol(".u.upd"), table.clone(), data]);
             let sent = if config.sync {
                 match tp.sync(&message) {
                     Ok(_) => {
@@ -194,9 +203,4 @@ pub fn run(config: &FeedConfig, mut progress: impl FnMut(&FeedReport)) -> Result
     }
     report.seconds = started.elapsed().as_secs_f64();
     Ok(report)
-}
-
-/// A sync probe used to learn whether the tickerplant is still there.
-pub fn ping(tp: &mut Connection) -> bool {
-    tp.sync(&K::List(vec![K::symbol(".u.d")])).is_ok_and(|d| matches!(d, K::Atom(Atom::Date(_))))
 }

@@ -55,6 +55,9 @@ pub struct RdbState {
     pub rdbrecv: Latency,
     /// Insert time per update.
     pub rdbupd: Latency,
+    /// Age at receipt of each update's first row, from its `time` column (a UTC
+    /// timespan, as feeds that stamp their rows send): the feed-to-RDB latency.
+    pub feed_to_rdb: Latency,
     /// Partitions written by end of day so far.
     pub written: Vec<Date>,
 }
@@ -68,6 +71,7 @@ impl RdbState {
             replayed: 0,
             rdbrecv: Latency::default(),
             rdbupd: Latency::default(),
+            feed_to_rdb: Latency::default(),
             written: Vec::new(),
         }
     }
@@ -107,7 +111,8 @@ impl TableSource for RdbState {
         let held: u64 = self.tables.values().map(|t| t.len() as u64).sum();
         let gauges =
             [("replayed", self.replayed), ("rowsHeld", held), ("partitionsWritten", self.written.len() as u64)];
-        counters_dict(&self.counters, &gauges, &[("rdbrecv", &self.rdbrecv), ("rdbupd", &self.rdbupd)])
+        let hops = [("rdbrecv", &self.rdbrecv), ("rdbupd", &self.rdbupd), ("feed2rdb", &self.feed_to_rdb)];
+        counters_dict(&self.counters, &gauges, &hops)
     }
 }
 
@@ -252,7 +257,8 @@ fn subscribe_loop(mut tp: Connection, state: &RwLock<RdbState>, config: &RdbConf
                 return Err(e.into());
             }
         };
-        let received = clock::kdb_timestamp(Clock::default().now_nanos());
+        let now = Clock::default().now_nanos();
+        let received = clock::kdb_timestamp(now);
         let K::List(items) = message else {
             log::line("rdb", &format!("ignored a {} from the tickerplant", message.describe()));
             continue;
@@ -262,7 +268,11 @@ fn subscribe_loop(mut tp: Connection, state: &RwLock<RdbState>, config: &RdbConf
         match (f.as_ref().and_then(K::as_text), a, b) {
             (Some("upd"), Some(table), Some(data)) => {
                 let started = Instant::now();
+                let sent_at = first_time(&data);
                 let mut guard = state.write().map_err(|_| TickError::Other("RDB state poisoned".into()))?;
+                if let Some(t) = sent_at {
+                    guard.feed_to_rdb.record_nanos((clock::time_of_day(now) - t).max(0) as u64);
+                }
                 guard.counters.messages += 1;
                 if let Err(e) = guard.upd(&table, data) {
                     guard.counters.rejected += 1;
@@ -278,6 +288,17 @@ fn subscribe_loop(mut tp: Connection, state: &RwLock<RdbState>, config: &RdbConf
             }
             (name, ..) => log::line("rdb", &format!("ignored a message from the tickerplant: {name:?}")),
         }
+    }
+}
+
+/// The first `time` value of a published table, when it is a timespan.
+fn first_time(data: &K) -> Option<i64> {
+    match data {
+        K::Table(t) => match t.column("time") {
+            Some(K::Vector(strata_ipc::Vector::Timespan(v), _)) => v.first().copied(),
+            _ => None,
+        },
+        _ => None,
     }
 }
 

@@ -25,6 +25,9 @@ pub enum BenchCommand {
     /// KX Nano's storage tests through Strata's storage calls on one or more
     /// directories with N worker processes, and `compare` for result sets side by side.
     Io(super::bench_io::IoArgs),
+    /// Seed 001's tickerplant profiling: tplog, tppub, rdbrecv, rdbupd, feed-to-RDB
+    /// latency and CPU by rows per update, row width, publish mode and subscribers.
+    Tick(super::bench_tick::TickArgs),
 }
 
 /// Where a report goes besides the terminal.
@@ -108,6 +111,7 @@ pub fn run(command: BenchCommand) -> CliResult {
         BenchCommand::Zip(args) => super::bench_zip::run_zip(args),
         BenchCommand::Zipgrid(args) => super::bench_zip::run_zipgrid(args),
         BenchCommand::Io(args) => super::bench_io::run(args),
+        BenchCommand::Tick(args) => super::bench_tick::run(args),
     }
 }
 

@@ -112,6 +112,7 @@ fn run_tick(args: &DemoArgs) -> CliResult {
         max_updates: None,
         sync: false,
         seed: 1,
+        stamp_time: true,
     };
     println!("feed: {} rows per update, {} updates per 1 ms tick, for {} s ...", feed.rows, feed.updates, args.seconds);
     let sent = feed::run(&feed, |_| {})?;

@@ -1,6 +1,7 @@
 //! The subcommands, one module each.
 
 mod bench;
+mod bench_tick;
 mod bench_zip;
 mod bench_io;
 mod compress;

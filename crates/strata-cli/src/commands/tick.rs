@@ -230,6 +230,9 @@ pub struct FeedArgs {
     /// Seed for the generated rows.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Send each row's time (UTC time of day) instead of letting the tickerplant add it.
+    #[arg(long)]
+    stamp_time: bool,
     /// `user:password` for the tickerplant.
     #[arg(long, default_value = "")]
     user: String,
@@ -249,6 +252,7 @@ pub fn run_feed(args: FeedArgs) -> CliResult {
         max_updates: args.max_updates,
         sync: args.sync,
         seed: args.seed,
+        stamp_time: args.stamp_time,
     };
     let report = feed::run(&config, |_| {})?;
     println!(
