@@ -49,6 +49,10 @@ pub const SAMPLE_BLOCKS: usize = 4;
 /// preferred on ratio, so near-ties go to the simpler chain.
 const RATIO_MARGIN: f64 = 0.99;
 
+/// ... and save at least this share of the raw bytes: on a column that already
+/// shrinks to almost nothing, a slower chain is not worth a few bytes.
+const MIN_SAVING: f64 = 0.001;
+
 impl Objective {
     /// Every objective.
     pub const ALL: [Objective; 3] = [Objective::Ratio, Objective::Write, Objective::Read];
@@ -89,8 +93,9 @@ pub struct Trial {
     pub ratio: f64,
     /// Sample MB (10^6 bytes) compressed per second.
     pub compress_mbps: f64,
-    /// Sample MB decompressed per second.
-    pub decompress_mbps: f64,
+    /// Sample MB decompressed per second (not measured for the ratio objective,
+    /// which does not need it).
+    pub decompress_mbps: Option<f64>,
 }
 
 /// What `auto` chose and why.
@@ -114,10 +119,10 @@ pub fn candidates(kind: ElementKind, objective: Objective, lbs: u8) -> Vec<Compr
     let mut names: Vec<&str> = match (kind.class, kind.width) {
         (NumericClass::Opaque, _) | (_, 1) => vec!["zstd:1"],
         (NumericClass::Float, _) => {
-            vec!["zstd:1", "xor+zstd:1", "dec+zstd:1", "dec+delta+zstd:1", "pco:4", "dec+pco:4", "dec+delta+pco:4"]
+            vec!["zstd:1", "xor+zstd:1", "dec+zstd:1", "dec+delta+zstd:1", "pco:6", "dec+pco:6", "dec+delta+pco:6"]
         }
         (NumericClass::Signed | NumericClass::Unsigned, _) => {
-            vec!["zstd:1", "delta+zstd:1", "delta+shuffle+zstd:1", "shuffle+zstd:1", "pco:4", "delta+pco:4"]
+            vec!["zstd:1", "delta+zstd:1", "delta+shuffle+zstd:1", "shuffle+zstd:1", "pco:6", "delta+pco:6"]
         }
     };
     if objective != Objective::Ratio {
@@ -159,18 +164,15 @@ pub fn choose(kind: ElementKind, raw: &[u8], objective: Objective, lbs: u8) -> R
     let specs = candidates(kind, objective, lbs);
     let blocks = sample(raw, kind, lbs);
     let sampled: usize = blocks.iter().map(|b| b.len()).sum();
-    if sampled == 0 {
+    if sampled == 0 || specs.len() == 1 {
+        let why = if sampled == 0 { "empty column: nothing to sample" } else { "the only candidate for this kind" };
         let spec = specs.into_iter().next().expect("zstd:1 suits every kind");
-        return Ok(AutoChoice {
-            spec,
-            objective,
-            trials: Vec::new(),
-            reason: "empty column: nothing to sample".into(),
-        });
+        let reason = format!("{objective}: {spec}, {why}");
+        return Ok(AutoChoice { spec, objective, trials: Vec::new(), reason });
     }
     let mut trials = Vec::with_capacity(specs.len());
     for spec in specs {
-        trials.push(trial(spec, kind, &blocks, sampled)?);
+        trials.push(trial(spec, kind, &blocks, sampled, objective == Objective::Read)?);
     }
     let mb = sampled as f64 / 1e6;
     let cost = |t: &Trial| {
@@ -178,13 +180,15 @@ pub fn choose(kind: ElementKind, raw: &[u8], objective: Objective, lbs: u8) -> R
         match objective {
             Objective::Ratio => 1.0 / t.ratio,
             Objective::Write => mb / t.compress_mbps + io,
-            Objective::Read => mb / t.decompress_mbps + io,
+            Objective::Read => mb / t.decompress_mbps.unwrap_or(f64::INFINITY) + io,
         }
     };
     let mut best = 0;
     for (i, t) in trials.iter().enumerate().skip(1) {
         let better = match objective {
-            Objective::Ratio => cost(t) < cost(&trials[best]) * RATIO_MARGIN,
+            Objective::Ratio => {
+                cost(t) < cost(&trials[best]) * RATIO_MARGIN && cost(&trials[best]) - cost(t) >= MIN_SAVING
+            }
             _ => cost(t) < cost(&trials[best]),
         };
         if better {
@@ -214,24 +218,34 @@ pub fn choose(kind: ElementKind, raw: &[u8], objective: Objective, lbs: u8) -> R
     Ok(AutoChoice { spec: winner.spec.clone(), objective, trials, reason })
 }
 
-fn trial(spec: CompressionSpec, kind: ElementKind, blocks: &[&[u8]], sampled: usize) -> Result<Trial, CodecError> {
+fn trial(
+    spec: CompressionSpec,
+    kind: ElementKind,
+    blocks: &[&[u8]],
+    sampled: usize,
+    time_decompression: bool,
+) -> Result<Trial, CodecError> {
     let start = Instant::now();
     let packed = blocks.iter().map(|b| compress_block(&spec, kind, b)).collect::<Result<Vec<_>, _>>()?;
     let compress_secs = start.elapsed().as_secs_f64();
-    let start = Instant::now();
-    for (block, p) in blocks.iter().zip(&packed) {
-        if let Some(p) = p {
-            decompress_block(&spec, kind, p, block.len())?;
+    let decompress_secs = if time_decompression {
+        let start = Instant::now();
+        for (block, p) in blocks.iter().zip(&packed) {
+            if let Some(p) = p {
+                decompress_block(&spec, kind, p, block.len())?;
+            }
         }
-    }
-    let decompress_secs = start.elapsed().as_secs_f64();
+        Some(start.elapsed().as_secs_f64())
+    } else {
+        None
+    };
     let stored: usize = packed.iter().zip(blocks).map(|(p, b)| p.as_ref().map_or(b.len(), Vec::len)).sum();
     let mb = sampled as f64 / 1e6;
     Ok(Trial {
         spec,
         ratio: sampled as f64 / stored.max(1) as f64,
         compress_mbps: mb / compress_secs.max(1e-9),
-        decompress_mbps: mb / decompress_secs.max(1e-9),
+        decompress_mbps: decompress_secs.map(|secs| mb / secs.max(1e-9)),
     })
 }
 
@@ -302,6 +316,8 @@ mod tests {
         }
         let empty = choose(kind, &[], Objective::Write, 17).unwrap();
         assert_eq!(empty.spec.to_string(), "zstd:1");
+        let chars = choose(ElementKind::BYTES, b"RRRRRRRR", Objective::Ratio, 17).unwrap();
+        assert!(chars.trials.is_empty() && chars.reason.contains("only candidate"), "{}", chars.reason);
         assert!("fast".parse::<Objective>().unwrap_err().contains("ratio, write, read"));
     }
 }

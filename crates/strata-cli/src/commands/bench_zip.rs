@@ -26,9 +26,13 @@ pub struct ZipArgs {
     /// the splayed table).
     #[arg(long)]
     partition: Option<Date>,
-    /// Built-in data: quote rows (trades are a tenth).
+    /// Built-in data: quote rows.
     #[arg(long, default_value_t = 1_000_000)]
     rows: usize,
+    /// Built-in data: trade rows (default: a tenth of --rows; 0 measures the quote
+    /// table alone).
+    #[arg(long)]
+    trades: Option<usize>,
     /// Built-in data: instruments.
     #[arg(long, default_value_t = 1000)]
     syms: usize,
@@ -69,17 +73,19 @@ pub fn run_zip(args: ZipArgs) -> CliResult {
     let tables = match (&args.db, &args.table) {
         (Some(db), Some(table)) => vec![load_table(db, table, args.partition)?],
         _ => {
+            let trades = args.trades.unwrap_or(args.rows / 10);
             let day = generate(&TaqConfig {
                 quotes: args.rows,
-                trades: args.rows / 10,
+                trades,
                 syms: args.syms,
                 seed: args.seed,
                 ..TaqConfig::default()
             });
-            vec![
-                ZipTable { name: "quote".into(), table: day.quote, parted: Some("Symbol".into()) },
-                ZipTable { name: "trade".into(), table: day.trade, parted: Some("Symbol".into()) },
-            ]
+            let mut tables = vec![ZipTable { name: "quote".into(), table: day.quote, parted: Some("Symbol".into()) }];
+            if trades > 0 {
+                tables.push(ZipTable { name: "trade".into(), table: day.trade, parted: Some("Symbol".into()) });
+            }
+            tables
         }
     };
     let mut options = ZipOptions::new();
