@@ -73,7 +73,7 @@ impl TickBenchOptions {
         let width = "row width (table 3)";
         let publish = "publish mode (table 4)";
         let subs = "subscribers (table 5)";
-        let max = "throughput targets";
+        let max = "throughput targets (u=1000000: the feed sends flat out)";
         TickBenchOptions {
             seconds,
             scenarios: vec![
@@ -126,8 +126,9 @@ pub fn run(
         "Each run: a tickerplant journaling to {} (one write per update, no fsync), RDBs subscribed over \
          loopback TCP, the feed simulator sending async updates for {} s; all in one process on {} cores. \
          Latencies are medians (p50) and 99th percentiles in microseconds; CPU is percent of one core \
-         from the kernel's per-thread accounting. 'achieved' is rows the tickerplant journaled and \
-         published per second; 'all delivered' says the RDBs received every row.",
+         from the kernel's per-thread accounting (RDB: per RDB). 'achieved' is rows journaled, \
+         published and received by every RDB per second, from the feed's first send until the last RDB \
+         has every row; 'all delivered' says each RDB received every row.",
         dir.display(),
         options.seconds,
         std::thread::available_parallelism().map_or(1, |n| n.get())
@@ -247,9 +248,9 @@ fn measure(s: &Scenario, dir: &Path, seconds: f64) -> Result<Measured, strata_ti
     let started = Instant::now();
     let sender = std::thread::Builder::new()
         .name("feed".into())
-        .spawn(move || feed::run(&feed, |_| {}))
+        .spawn(move || feed::run(&feed, |_| {}).map(|report| (report, cpu::this_thread())))
         .map_err(|e| strata_tick::TickError::Other(e.to_string()))?;
-    let sent = sender.join().map_err(|_| strata_tick::TickError::Other("the feed panicked".into()))??;
+    let (sent, feed_cpu) = sender.join().map_err(|_| strata_tick::TickError::Other("the feed panicked".into()))??;
     // Let queued messages drain, then count what arrived (bounded wait).
     let deadline = Instant::now() + Duration::from_secs(30);
     let expected = sent.rows as usize;
@@ -267,7 +268,7 @@ fn measure(s: &Scenario, dir: &Path, seconds: f64) -> Result<Measured, strata_ti
     let share = |role: &str| 100.0 * (cpu_after.get(role) - cpu_before.get(role)) / elapsed;
     m.tp_cpu = share("tp");
     m.rdb_cpu = share("rdb") / s.subscribers as f64;
-    m.feed_cpu = share("feed");
+    m.feed_cpu = 100.0 * feed_cpu / elapsed;
     (m.tplog_p50, m.tppub_p50) = tickerplant_medians(&tp.addr.to_string())?;
     for r in &rdbs {
         let st = r.state.read().expect("RDB state");

@@ -31,6 +31,21 @@ fn role(name: &str) -> Option<&'static str> {
     }
 }
 
+/// User plus system seconds of one thread's `stat` text.
+fn seconds(stat: &str) -> Option<f64> {
+    // Fields after the parenthesised name: state is field 3, utime 14, stime 15.
+    let rest = stat.rsplit_once(')')?.1;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok());
+    Some((ticks(11)? + ticks(12)?) / TICKS_PER_SECOND)
+}
+
+/// CPU seconds the calling thread has used (0 where `/proc` is not available);
+/// read it before a thread ends, since an ended thread leaves `/proc`.
+pub fn this_thread() -> f64 {
+    std::fs::read_to_string("/proc/thread-self/stat").ok().as_deref().and_then(seconds).unwrap_or(0.0)
+}
+
 /// Sums user and system time of the live threads by role; empty where `/proc` is
 /// not available.
 pub fn by_role() -> RoleCpu {
@@ -43,12 +58,8 @@ pub fn by_role() -> RoleCpu {
         else {
             continue;
         };
-        let Some(role) = role(comm.trim()) else { continue };
-        // Fields after the parenthesised name: state is field 3, utime 14, stime 15.
-        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else { continue };
-        let fields: Vec<&str> = rest.split_whitespace().collect();
-        let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
-        *totals.entry(role).or_insert(0.0) += (ticks(11) + ticks(12)) / TICKS_PER_SECOND;
+        let (Some(role), Some(used)) = (role(comm.trim()), seconds(&stat)) else { continue };
+        *totals.entry(role).or_insert(0.0) += used;
     }
     RoleCpu(totals)
 }
@@ -71,6 +82,7 @@ mod tests {
                 // Read while the thread is alive: dead threads leave /proc.
                 let after = by_role();
                 assert!(after.get("feed") > before.get("feed"), "{x}");
+                assert!(this_thread() > 0.0);
             })
             .unwrap()
             .join()
