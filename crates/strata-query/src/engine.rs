@@ -5,6 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use arrow_array::RecordBatch;
+use datafusion::common::TableReference;
 use datafusion::dataframe::DataFrame;
 use datafusion::execution::SessionStateBuilder;
 use datafusion::execution::disk_manager::{DiskManagerBuilder, DiskManagerMode};
@@ -149,16 +150,17 @@ impl Engine {
         names.dedup();
         for name in names {
             let table = StrataTable::open(db, &name, &symbols, self.counters.clone())?;
-            self.ctx.deregister_table(name.as_str())?;
-            self.ctx.register_table(name.as_str(), Arc::new(table))?;
+            // A bare reference keeps the name's case (quoteNorm), as SQL is case-sensitive here.
+            self.ctx.deregister_table(TableReference::bare(name.as_str()))?;
+            self.ctx.register_table(TableReference::bare(name.as_str()), Arc::new(table))?;
         }
         Ok(())
     }
 
     /// Makes `table` queryable as `name` (replacing any table of that name).
     pub fn register_memory_table(&self, name: &str, table: Arc<MemoryTable>) -> Result<()> {
-        self.ctx.deregister_table(name)?;
-        self.ctx.register_table(name, table)?;
+        self.ctx.deregister_table(TableReference::bare(name))?;
+        self.ctx.register_table(TableReference::bare(name), table)?;
         Ok(())
     }
 

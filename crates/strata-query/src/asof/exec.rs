@@ -241,7 +241,7 @@ fn evaluate(exprs: &[Arc<dyn PhysicalExpr>], batch: &RecordBatch) -> Result<Vec<
 }
 
 impl Job {
-    async fn run(self, context: Arc<TaskContext>, mut reservation: MemoryReservation) -> Result<Vec<RecordBatch>> {
+    async fn run(self, context: Arc<TaskContext>, reservation: MemoryReservation) -> Result<Vec<RecordBatch>> {
         let left_batches = collect(self.left.clone(), context.clone()).await?;
         let batch = concat_batches(&self.left.schema(), &left_batches)?;
         drop(left_batches);

@@ -147,7 +147,7 @@ pub fn integer_bounds(lo: &Bound<ScalarValue>, hi: &Bound<ScalarValue>) -> Optio
     let lo = match lo {
         Bound::Unbounded => i64::MIN,
         Bound::Included(v) => integer_of(v)?,
-        Bound::Excluded(v) => integer_of(v)?.checked_add(1).unwrap_or(i64::MAX),
+        Bound::Excluded(v) => integer_of(v)?.saturating_add(1),
     };
     let hi = match hi {
         Bound::Unbounded => i64::MAX,

@@ -228,12 +228,11 @@ impl StrataTable {
                 TableProviderFilterPushDown::Unsupported
             });
         }
-        if k.parted.as_deref() == Some(column) {
-            if let Test::OneOf(values) = &test.test
-                && values.iter().all(|v| text_of(v).is_some())
-            {
-                return Ok(TableProviderFilterPushDown::Exact);
-            }
+        if k.parted.as_deref() == Some(column)
+            && let Test::OneOf(values) = &test.test
+            && values.iter().all(|v| text_of(v).is_some())
+        {
+            return Ok(TableProviderFilterPushDown::Exact);
         }
         if matches!(test.test, Test::Not(_)) {
             return Ok(TableProviderFilterPushDown::Unsupported);
@@ -352,7 +351,9 @@ fn integer_rows(test: &Test, rows: usize) -> RowSet {
                 .collect(),
         ),
         Test::Range(lo, hi) => match integer_bounds(lo, hi) {
-            Some((lo, hi)) if lo <= hi => RowSet::from_ranges(vec![clamp(lo)..clamp(hi.saturating_add(1))]),
+            Some((lo, hi)) if lo <= hi => {
+                RowSet::from_ranges(std::iter::once(clamp(lo)..clamp(hi.saturating_add(1))).collect())
+            }
             _ => RowSet::from_ranges(vec![]),
         },
         Test::Not(v) => match integer_of(v) {

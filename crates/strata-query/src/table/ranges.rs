@@ -10,7 +10,7 @@ pub struct RowSet(Vec<Range<usize>>);
 impl RowSet {
     /// Every row of a piece of `rows` rows.
     pub fn all(rows: usize) -> RowSet {
-        RowSet::from_ranges(vec![0..rows])
+        RowSet::from_ranges(std::iter::once(0..rows).collect())
     }
 
     /// The union of `ranges` (any order, overlaps allowed).

@@ -50,3 +50,16 @@ fn a_query_over_the_memory_limit_fails_cleanly() {
     assert!(err.to_lowercase().contains("resources exhausted"), "{err}");
     assert_eq!(rows(&engine.sql("SELECT count(*) FROM quote").unwrap()), 1, "the engine still answers");
 }
+
+#[test]
+fn mixed_case_names_are_kept_as_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut rng = Rng(12);
+    write(dir.path(), DAY, "quoteNorm", &quotes(&mut rng, 100, 3, DAY.parse().unwrap()).table(), &sorted_write("none"));
+    let engine = Engine::open(dir.path()).unwrap();
+    assert_eq!(engine.table_names(), ["quoteNorm"]);
+    let out = one(&engine.sql("SELECT sym FROM quoteNorm WHERE i < 1").unwrap());
+    assert_eq!(texts(&out, "sym"), [Some("S0".to_string())]);
+    let err = engine.sql("SELECT sym FROM quotenorm").unwrap_err().to_string();
+    assert!(err.contains("tables are: quoteNorm"), "{err}");
+}
