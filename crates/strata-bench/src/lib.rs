@@ -9,6 +9,8 @@ pub mod codecs;
 pub mod column_stats;
 pub mod data;
 pub mod io;
+#[cfg(feature = "query")]
+pub mod query_bench;
 pub mod recommend;
 pub mod report;
 pub mod rng;

@@ -28,6 +28,8 @@ pub enum BenchCommand {
     /// Seed 001's tickerplant profiling: tplog, tppub, rdbrecv, rdbupd, feed-to-RDB
     /// latency and CPU by rows per update, row width, publish mode and subscribers.
     Tick(super::bench_tick::TickArgs),
+    /// Seed 000's query set on Strata, DuckDB and Polars (same data, same run).
+    Query(super::bench_query::QueryArgs),
 }
 
 /// Where a report goes besides the terminal.
@@ -89,6 +91,7 @@ pub fn publish(report: &Report, out: &Path, name: &str) -> CliResult {
 /// Runs a benchmark.
 pub fn run(command: BenchCommand) -> CliResult {
     match command {
+        BenchCommand::Query(args) => super::bench_query::run(args),
         BenchCommand::Codecs(args) => {
             let mut options = CodecBenchOptions { rows: args.rows, repeats: args.repeats, ..Default::default() };
             if !args.specs.is_empty() {

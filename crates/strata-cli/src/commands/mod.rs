@@ -1,6 +1,7 @@
 //! The subcommands, one module each.
 
 mod bench;
+mod bench_query;
 mod bench_tick;
 mod bench_zip;
 mod bench_io;
@@ -10,6 +11,7 @@ mod export;
 mod generate;
 mod import;
 mod ls;
+mod sql;
 mod stats;
 mod tick;
 
@@ -47,6 +49,9 @@ pub enum Command {
     Ctp(tick::CtpArgs),
     /// Feed simulator: send TAQ-shaped updates to a tickerplant on a timer.
     Feed(tick::FeedArgs),
+    /// Run SQL on a database: one query (as a table, CSV, JSON or Parquet) or, with
+    /// no query, an interactive shell.
+    Sql(sql::SqlArgs),
     /// Benchmarks.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -70,6 +75,7 @@ pub fn run(command: Command) -> CliResult {
         Command::Hdb(args) => tick::run_hdb(args),
         Command::Ctp(args) => tick::run_ctp(args),
         Command::Feed(args) => tick::run_feed(args),
+        Command::Sql(args) => sql::run(args),
         Command::Bench(command) => bench::run(command),
         Command::Gen(command) => generate::run(command),
     }

@@ -1,0 +1,179 @@
+//! `strata sql DB [QUERY]`: one query printed as a table, CSV, JSON or Parquet, or
+//! an interactive shell when no query is given.
+
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+use std::time::Instant;
+
+use clap::Args;
+use strata_query::datafusion::arrow::array::RecordBatch;
+use strata_query::output::{Format, write, write_parquet};
+use strata_query::{Engine, EngineOptions};
+
+use super::CliResult;
+
+/// Arguments of `strata sql`.
+#[derive(Args)]
+pub struct SqlArgs {
+    /// The database root.
+    db: PathBuf,
+    /// The query; without one, an interactive shell starts.
+    query: Option<String>,
+    /// Output: table, csv, json or parquet (parquet needs --out).
+    #[arg(long, default_value = "table")]
+    format: Format,
+    /// Write the result to this file instead of standard output.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Fail queries whose sorts, aggregations and joins need more memory (e.g. 2G).
+    #[arg(long)]
+    memory_limit: Option<String>,
+}
+
+/// Runs `strata sql`.
+pub fn run(args: SqlArgs) -> CliResult {
+    let mut options = EngineOptions::default();
+    if let Some(limit) = &args.memory_limit {
+        options.memory_limit = Some(parse_bytes(limit)?);
+    }
+    let engine = Engine::open_with(&args.db, &options)?;
+    match &args.query {
+        Some(query) => {
+            let batches = engine.sql(query).map_err(|e| with_caret(query, &e.to_string()))?;
+            emit(&engine, &batches, query, args.format, args.out.as_ref())
+        }
+        None => shell(&engine, &args),
+    }
+}
+
+/// Prints or saves one result.
+fn emit(engine: &Engine, batches: &[RecordBatch], query: &str, format: Format, out: Option<&PathBuf>) -> CliResult {
+    match (format, out) {
+        (Format::Parquet, Some(path)) => {
+            let schema = match batches.first() {
+                Some(b) => b.schema(),
+                None => engine.schema_of(query)?,
+            };
+            Ok(write_parquet(batches, &schema, path)?)
+        }
+        (_, Some(path)) => Ok(write(batches, format, &mut std::fs::File::create(path)?)?),
+        (_, None) => Ok(write(batches, format, &mut std::io::stdout().lock())?),
+    }
+}
+
+/// An error message with the query line and a caret under the column it names.
+fn with_caret(query: &str, message: &str) -> Box<dyn std::error::Error> {
+    let position = message.find("Line: ").and_then(|at| {
+        let rest = &message[at + 6..];
+        let line: usize = rest.split(',').next()?.trim().parse().ok()?;
+        let column: usize =
+            rest.split("Column: ").nth(1)?.chars().take_while(char::is_ascii_digit).collect::<String>().parse().ok()?;
+        Some((line, column))
+    });
+    match position.and_then(|(line, column)| Some((query.lines().nth(line.checked_sub(1)?)?, column))) {
+        Some((text, column)) => format!("{message}\n  {text}\n  {}^", " ".repeat(column.saturating_sub(1))).into(),
+        None => message.into(),
+    }
+}
+
+/// The interactive shell: statements end with `;`; `\q` quits, `\t` lists tables,
+/// `\h` shows the history (kept in `~/.strata_sql_history`), `\f FORMAT` switches
+/// the output format. Each result is followed by its rows, time and peak memory.
+fn shell(engine: &Engine, args: &SqlArgs) -> CliResult {
+    let history_path = std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".strata_sql_history"));
+    let mut history: Vec<String> = history_path
+        .as_ref()
+        .and_then(|p| std::fs::read_to_string(p).ok())
+        .map(|t| t.lines().map(str::to_string).collect())
+        .unwrap_or_default();
+    let mut format = if args.format == Format::Parquet { Format::Table } else { args.format };
+    let stdin = std::io::stdin();
+    let mut pending = String::new();
+    eprintln!(
+        "strata sql on {} ({} tables); end statements with ';', \\q quits, \\t tables, \\h history",
+        args.db.display(),
+        engine.table_names().len()
+    );
+    loop {
+        eprint!("{}", if pending.is_empty() { "strata> " } else { "   ...> " });
+        std::io::stderr().flush()?;
+        let mut line = String::new();
+        if stdin.lock().read_line(&mut line)? == 0 {
+            break;
+        }
+        let trimmed = line.trim();
+        if pending.is_empty() {
+            match trimmed {
+                "" => continue,
+                "\\q" | "quit" | "exit" => break,
+                "\\t" => {
+                    println!("{}", engine.table_names().join("\n"));
+                    continue;
+                }
+                "\\h" => {
+                    history.iter().enumerate().for_each(|(i, h)| println!("{i:>4}  {h}"));
+                    continue;
+                }
+                f if f.starts_with("\\f ") => {
+                    match f[3..].trim().parse::<Format>() {
+                        Ok(Format::Parquet) | Err(_) => eprintln!("formats: table, csv, json"),
+                        Ok(new) => format = new,
+                    }
+                    continue;
+                }
+                _ => {}
+            }
+        }
+        pending.push_str(&line);
+        if !trimmed.ends_with(';') {
+            continue;
+        }
+        let query = std::mem::take(&mut pending).trim().trim_end_matches(';').to_string();
+        history.push(query.replace('\n', " "));
+        if let Some(path) = &history_path {
+            let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
+            writeln!(file, "{}", query.replace('\n', " "))?;
+        }
+        reset_peak_memory();
+        let started = Instant::now();
+        match engine.sql(&query) {
+            Ok(batches) => {
+                let elapsed = started.elapsed();
+                write(&batches, format, &mut std::io::stdout().lock())?;
+                let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
+                let peak = peak_memory().map_or("?".to_string(), crate::output::human_bytes);
+                eprintln!("{rows} rows in {:.3} ms, peak memory {peak}", elapsed.as_secs_f64() * 1e3);
+            }
+            Err(e) => eprintln!("error: {}", with_caret(&query, &e.to_string())),
+        }
+    }
+    Ok(())
+}
+
+/// Resets the process's peak resident memory (Linux: `clear_refs` 5), so the next
+/// reading is this query's peak.
+fn reset_peak_memory() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+/// The peak resident memory since the last reset, in bytes (Linux `VmHWM`).
+fn peak_memory() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// `2G`, `512M`, `64K` or plain bytes.
+fn parse_bytes(text: &str) -> Result<usize, String> {
+    let (digits, scale) = match text.chars().last() {
+        Some('K' | 'k') => (&text[..text.len() - 1], 1usize << 10),
+        Some('M' | 'm') => (&text[..text.len() - 1], 1 << 20),
+        Some('G' | 'g') => (&text[..text.len() - 1], 1 << 30),
+        _ => (text, 1),
+    };
+    digits
+        .parse::<usize>()
+        .map(|n| n * scale)
+        .map_err(|_| format!("--memory-limit {text}: expected bytes such as 512M or 2G"))
+}
