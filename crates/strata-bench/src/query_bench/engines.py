@@ -45,7 +45,7 @@ def run_duckdb(spec):
     paths = list(spec["tables"].values())
     for q in spec["queries"]:
         def once(con):
-            return sum(con.execute(sql).to_arrow_table().num_rows for sql in q["duckdb"])
+            return sum(con.sql(sql).to_arrow_table().num_rows for sql in q["duckdb"])
         evict(paths)
         con = duck_runner(spec["tables"])
         cold, rows = timed(lambda: once(con))
