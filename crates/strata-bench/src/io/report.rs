@@ -1,8 +1,8 @@
 //! The report of a run: the machine, directories, sizes and flush method; one
 //! throughput and one latency table per process count; the `dd` anchor.
 
-use super::IoRun;
 use super::catalogue::Unit;
+use super::{IoRun, anchor};
 use crate::report::{Cell, Column, Report, Table};
 
 /// The anchor's target: Strata's sequential write and read at this share of `dd`.
@@ -115,11 +115,13 @@ pub(super) fn build(run: &IoRun) -> Report {
                 row.percent_of_dd().map(|p| p >= ANCHOR_TARGET_PERCENT).into(),
             ]);
         }
-        report.push_note(
-            "Anchor: Strata writes the huge vector as a column file and fsyncs it, then (after a flush) maps it and \
-             touches every page; dd writes /dev/zero with conv=fdatasync and reads its file to /dev/null, 1 MiB \
-             blocks, same size and directory; best of 2 alternating rounds each. The target is 90% of dd.",
-        );
+        report.push_note(format!(
+            "Anchor: Strata writes the huge vector as a column file and fsyncs it, then (after a flush) maps it \
+                 and touches every page; dd copies the same bytes to a new file with conv=fdatasync and reads that \
+                 file to /dev/null, 1 MiB blocks, same directory; best of {} alternating rounds each. The target is \
+                 {ANCHOR_TARGET_PERCENT}% of dd.",
+            anchor::ROUNDS
+        ));
         report.push_table(anchor);
     }
     report
