@@ -15,7 +15,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use strata_tick::counters::Latency;
-use strata_tick::feed::{self, FeedConfig};
+use strata_tick::feed::{self, FeedConfig, FeedTable};
 use strata_tick::rdb::{self, RdbConfig, RdbHandle};
 use strata_tick::schema::Schema;
 use strata_tick::tickerplant::{self, TickerplantConfig};
@@ -203,11 +203,9 @@ fn row(s: &Scenario, m: &Measured) -> Vec<Cell> {
     ]
 }
 
-/// The trade table with `extra` float columns, as the feed sends it.
+/// The TAQ trade table with `extra` float columns, as the feed sends it.
 fn schema(extra: usize) -> Schema {
-    let extras: String = (0..extra).map(|i| format!(" col{i}:float")).collect();
-    Schema::parse("sym", &format!("trade time:timespan sym:symbol price:float size:int cond:char{extras}\n"))
-        .expect("a valid schema")
+    Schema::parse("sym", &FeedTable::Trade.schema_line(extra)).expect("a valid schema")
 }
 
 fn measure(s: &Scenario, dir: &Path, seconds: f64) -> Result<Measured, strata_tick::TickError> {
@@ -227,22 +225,19 @@ fn measure(s: &Scenario, dir: &Path, seconds: f64) -> Result<Measured, strata_ti
                 credentials: None,
                 hdbs: Vec::new(),
                 table_spec: None,
+                query_memory: None,
             })
         })
         .collect::<Result<_, _>>()?;
     let feed = FeedConfig {
-        tp: tp.addr.to_string(),
-        user_password: String::new(),
-        table: "trade".into(),
         rows: s.rows,
         updates: s.updates,
         timer: Duration::from_millis(s.timer_ms),
         extra_columns: s.extra,
         duration: Some(Duration::from_secs_f64(seconds)),
-        max_updates: None,
-        sync: false,
         seed: 7,
         stamp_time: true,
+        ..FeedConfig::new(tp.addr.to_string(), FeedTable::Trade)
     };
     let cpu_before = cpu::by_role();
     let started = Instant::now();

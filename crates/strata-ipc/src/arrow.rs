@@ -17,7 +17,9 @@
 //! assert_eq!(table_from_record_batch(&batch).unwrap(), t);
 //! ```
 
-use arrow_array::RecordBatch;
+use arrow_array::cast::AsArray;
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_schema::{DataType, SchemaRef};
 use strata_store::{Column, ColumnType};
 
 use crate::error::IpcError;
@@ -134,6 +136,48 @@ pub fn table_from_record_batch(batch: &RecordBatch) -> Result<Table, IpcError> {
     Ok(table_from_store(&table))
 }
 
+/// Query results (record batches of `schema`, in order) as one q table, typed for q
+/// users: text columns become symbols, except `LargeUtf8` (Strata's string columns)
+/// which become lists of strings and one-byte text dictionaries (how SQL sees Strata's
+/// char columns) which become chars; other types map as `strata_store::arrow` says.
+/// A type with no q counterpart is an error naming the column.
+pub fn table_from_record_batches(schema: &SchemaRef, batches: &[RecordBatch]) -> Result<Table, IpcError> {
+    let convert = |overrides: &[(String, ColumnType)]| {
+        strata_store::arrow::table_from_record_batches(schema, batches, overrides)
+            .map_err(|e| IpcError::Convert(e.to_string()))
+    };
+    let mut overrides = Vec::new();
+    for (i, field) in schema.fields().iter().enumerate() {
+        let ty = match field.data_type() {
+            DataType::LargeUtf8 => ColumnType::String,
+            // A one-byte dictionary of longer texts (a symbol with few values) is
+            // not a char column: it stays symbols.
+            DataType::Dictionary(key, value)
+                if **key == DataType::UInt8
+                    && **value == DataType::Utf8
+                    && batches.iter().all(|b| single_byte_texts(b.column(i))) =>
+            {
+                ColumnType::Char
+            }
+            _ => continue,
+        };
+        overrides.push((field.name().clone(), ty));
+    }
+    let table = convert(&overrides)?;
+    Ok(table_from_store(&table))
+}
+
+/// Whether every value of a text dictionary column is a q char: at most one
+/// character, a Latin-1 code point (how Strata's char columns read in SQL).
+fn single_byte_texts(column: &ArrayRef) -> bool {
+    let Some(dictionary) = column.as_any_dictionary_opt() else { return false };
+    let Some(values) = dictionary.values().as_string_opt::<i32>() else { return false };
+    values.iter().flatten().all(|t| {
+        let mut chars = t.chars();
+        chars.next().is_none_or(|c| (c as u32) < 256) && chars.next().is_none()
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -180,5 +224,48 @@ mod tests {
         assert!(err.contains("column g") && err.contains("guid"), "{err}");
         let mixed = Table::new(vec![("m".into(), K::List(vec![K::string("a"), K::symbol("b")]))]).unwrap();
         assert!(table_to_store(&mixed).unwrap_err().to_string().contains("column m"));
+    }
+
+    #[test]
+    fn query_results_keep_chars_and_strings_and_may_be_empty() {
+        use std::sync::Arc;
+
+        use arrow_array::{ArrayRef, DictionaryArray, Float64Array, LargeStringArray, StringArray, UInt8Array};
+        use arrow_schema::{Field, Schema};
+
+        let chars: ArrayRef = Arc::new(
+            DictionaryArray::try_new(UInt8Array::from(vec![0, 1]), Arc::new(StringArray::from(vec!["N", "P"])))
+                .unwrap(),
+        );
+        let words: ArrayRef = Arc::new(
+            DictionaryArray::try_new(UInt8Array::from(vec![1, 0]), Arc::new(StringArray::from(vec!["IBM", "MSFT"])))
+                .unwrap(),
+        );
+        let columns: Vec<ArrayRef> = vec![
+            chars,
+            words,
+            Arc::new(LargeStringArray::from(vec!["a note", ""])),
+            Arc::new(StringArray::from(vec!["x", "y"])),
+            Arc::new(Float64Array::from(vec![Some(1.5), None])),
+        ];
+        let schema = Arc::new(Schema::new(
+            ["ex", "sym", "note", "label", "px"]
+                .iter()
+                .zip(&columns)
+                .map(|(n, c)| Field::new(*n, c.data_type().clone(), true))
+                .collect::<Vec<_>>(),
+        ));
+        let batch = RecordBatch::try_new(schema.clone(), columns).unwrap();
+        let t = table_from_record_batches(&schema, &[batch.clone(), batch]).unwrap();
+        assert_eq!(t.len(), 4);
+        assert_eq!(t.column("ex"), Some(&K::vector(Vector::Char(b"NPNP".to_vec()))));
+        assert_eq!(t.column("sym"), Some(&K::symbols(["MSFT", "IBM", "MSFT", "IBM"])));
+        assert_eq!(t.column("note").unwrap().count(), 4);
+        assert!(matches!(t.column("note"), Some(K::List(items)) if items[0] == K::string("a note")));
+        assert_eq!(t.column("label"), Some(&K::symbols(["x", "y", "x", "y"])));
+        let Some(K::Vector(Vector::Float(px), _)) = t.column("px") else { panic!() };
+        assert!(px[0] == 1.5 && px[1].is_nan(), "an Arrow null is q's float null");
+        let empty = table_from_record_batches(&schema, &[]).unwrap();
+        assert_eq!((empty.len(), empty.names().len()), (0, 5));
     }
 }

@@ -1,23 +1,23 @@
 //! A blocking client connection: handshake, then sync requests, async messages and
 //! reading what the server sends (subscriptions push async messages).
 
-use std::io::{BufReader, BufWriter, Write};
+use std::io::{BufWriter, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::time::Duration;
 
 use crate::error::IpcError;
-use crate::frame::{DEFAULT_MAX_MESSAGE, Header, MessageKind, encode_message, read_frame};
+use crate::frame::{DEFAULT_MAX_MESSAGE, Header, MessageKind, decode_body, encode_message};
 use crate::handshake::offer;
+use crate::reader::FrameReader;
 use crate::value::K;
 
 /// A client connection to a kdb+ (or Strata) process.
 pub struct Connection {
-    reader: BufReader<TcpStream>,
+    reader: FrameReader<TcpStream>,
     writer: BufWriter<TcpStream>,
     peer: String,
     compress: bool,
     capability: u8,
-    buf: Vec<u8>,
     max_message: usize,
 }
 
@@ -49,12 +49,11 @@ impl Connection {
         let compress = !stream.peer_addr().map(|a| a.ip().is_loopback()).unwrap_or(true);
         let read_half = stream.try_clone().map_err(|e| IpcError::io(format!("cloning {addr}"), e))?;
         Ok(Connection {
-            reader: BufReader::with_capacity(1 << 16, read_half),
+            reader: FrameReader::new(read_half, DEFAULT_MAX_MESSAGE),
             writer: BufWriter::with_capacity(1 << 16, stream),
             peer: addr.to_string(),
             compress,
             capability,
-            buf: Vec::new(),
             max_message: DEFAULT_MAX_MESSAGE,
         })
     }
@@ -78,7 +77,13 @@ impl Connection {
     /// response is [`IpcError::Remote`]. Async messages that arrive in between are
     /// dropped, so call this only on connections that are not subscribed.
     pub fn sync(&mut self, request: &K) -> Result<K, IpcError> {
-        self.write(MessageKind::Sync, request)?;
+        self.request(&encode_message(MessageKind::Sync, request, self.compress))
+    }
+
+    /// Sends an already framed sync message and waits for its response, as
+    /// [`Connection::sync`] does.
+    pub fn request(&mut self, message: &[u8]) -> Result<K, IpcError> {
+        self.write_raw(message)?;
         self.flush()?;
         loop {
             let (header, value) = self.receive()?.ok_or_else(|| {
@@ -117,20 +122,21 @@ impl Connection {
 
     /// Reads the next message of any kind; `Ok(None)` when the server closed.
     pub fn receive(&mut self) -> Result<Option<(Header, K)>, IpcError> {
-        let Some(header) = read_frame(&mut self.reader, &mut self.buf, self.max_message)? else {
+        let Some((header, body)) = self.reader.next_frame()? else {
             return Ok(None);
         };
-        let value = crate::frame::decode_body(&header, &self.buf, self.max_message)?;
+        let value = decode_body(&header, body, self.max_message)?;
         Ok(Some((header, value)))
     }
 
-    /// Reads the next message's raw body (decompressed if needed) without decoding
-    /// it; `Ok(None)` when the server closed.
-    pub fn receive_raw(&mut self) -> Result<Option<(Header, Vec<u8>)>, IpcError> {
-        let Some(header) = read_frame(&mut self.reader, &mut self.buf, self.max_message)? else {
-            return Ok(None);
-        };
-        let body = crate::frame::message_body(&header, &self.buf, self.max_message)?.into_owned();
-        Ok(Some((header, body)))
+    /// The incoming side, for callers that read messages in place (a subscriber
+    /// taking many published messages per read) rather than decoded one by one.
+    pub fn reader(&mut self) -> &mut FrameReader<TcpStream> {
+        &mut self.reader
+    }
+
+    /// Whether the connection compresses large messages (the peer is remote).
+    pub fn compresses(&self) -> bool {
+        self.compress
     }
 }

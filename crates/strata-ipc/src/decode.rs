@@ -3,6 +3,9 @@
 //! checked against the bytes that remain before anything is allocated, and nesting
 //! is bounded so a hostile message cannot exhaust the stack.
 
+use std::ops::{Deref, DerefMut};
+
+use crate::cursor::Cursor;
 use crate::encode::Wire;
 use crate::error::IpcError;
 use crate::value::{Atom, K, Table, Vector, code, type_name};
@@ -20,7 +23,7 @@ pub const MAX_DEPTH: usize = 64;
 /// assert_eq!(err, "malformed message at byte 0: int atom: expected 4 bytes of an int, only 2 remain");
 /// ```
 pub fn decode(bytes: &[u8], big_endian: bool) -> Result<K, IpcError> {
-    let mut reader = Reader { bytes, pos: 0, big_endian };
+    let mut reader = Reader { cursor: Cursor { bytes, pos: 0 }, big_endian };
     let value = reader.value(0)?;
     if reader.pos != bytes.len() {
         return Err(reader.error(format!("{} bytes left over after a complete value", bytes.len() - reader.pos)));
@@ -29,34 +32,25 @@ pub fn decode(bytes: &[u8], big_endian: bool) -> Result<K, IpcError> {
 }
 
 struct Reader<'a> {
-    bytes: &'a [u8],
-    pos: usize,
+    cursor: Cursor<'a>,
     big_endian: bool,
 }
 
+// The reader is a cursor that also knows the message's byte order.
+impl<'a> Deref for Reader<'a> {
+    type Target = Cursor<'a>;
+    fn deref(&self) -> &Cursor<'a> {
+        &self.cursor
+    }
+}
+
+impl DerefMut for Reader<'_> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.cursor
+    }
+}
+
 impl<'a> Reader<'a> {
-    fn error(&self, detail: String) -> IpcError {
-        IpcError::Decode { offset: self.pos, detail }
-    }
-
-    fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8], IpcError> {
-        match self.pos.checked_add(n).filter(|&end| end <= self.bytes.len()) {
-            Some(end) => {
-                let slice = &self.bytes[self.pos..end];
-                self.pos = end;
-                Ok(slice)
-            }
-            None => Err(self.error(format!(
-                "expected {n} bytes of {what}, only {} remain",
-                self.bytes.len().saturating_sub(self.pos)
-            ))),
-        }
-    }
-
-    fn byte(&mut self, what: &str) -> Result<u8, IpcError> {
-        Ok(self.take(1, what)?[0])
-    }
-
     fn one<T: Wire>(&mut self, what: &str) -> Result<T, IpcError> {
         let big = self.big_endian;
         Ok(T::get(self.take(T::WIDTH, what)?, big))

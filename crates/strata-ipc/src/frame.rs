@@ -10,6 +10,7 @@
 //! assert_eq!((header.kind, value), (MessageKind::Sync, K::symbol("a")));
 //! ```
 
+use std::borrow::Cow;
 use std::io::{ErrorKind, Read};
 
 use strata_codec::qipc;
@@ -121,13 +122,9 @@ pub fn compress_message(message: &[u8]) -> Option<Vec<u8>> {
 
 /// The body of a message (the bytes after its header), decompressed if needed. A
 /// compressed message may not expand beyond `max_len`.
-pub fn message_body<'a>(
-    header: &Header,
-    body: &'a [u8],
-    max_len: usize,
-) -> Result<std::borrow::Cow<'a, [u8]>, IpcError> {
+pub fn message_body<'a>(header: &Header, body: &'a [u8], max_len: usize) -> Result<Cow<'a, [u8]>, IpcError> {
     if !header.compressed {
-        return Ok(std::borrow::Cow::Borrowed(body));
+        return Ok(Cow::Borrowed(body));
     }
     let raw: [u8; 4] = body[..4].try_into().expect("header checked the length");
     let total = if header.big_endian { u32::from_be_bytes(raw) } else { u32::from_le_bytes(raw) } as usize;
@@ -138,8 +135,18 @@ pub fn message_body<'a>(
         )));
     }
     qipc::decompress(&body[4..], total - HEADER_LEN)
-        .map(std::borrow::Cow::Owned)
+        .map(Cow::Owned)
         .map_err(|e| IpcError::Decode { offset: 4, detail: e.to_string() })
+}
+
+/// The body of a message as [`crate::view`] reads it: decompressed, and for a
+/// big-endian message re-encoded in little-endian order (decoding checks it then).
+pub fn plain_body<'a>(header: &Header, body: &'a [u8], max_len: usize) -> Result<Cow<'a, [u8]>, IpcError> {
+    let body = message_body(header, body, max_len)?;
+    if !header.big_endian {
+        return Ok(body);
+    }
+    Ok(Cow::Owned(crate::encode::to_bytes(&decode(&body, true)?)))
 }
 
 /// Decodes the body of a message whose header is `header`.

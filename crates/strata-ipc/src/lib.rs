@@ -10,17 +10,24 @@
 //!   bytes to remote peers (reusing `strata_codec::qipc`), reading whole messages.
 //! - [`handshake`]: `user:password` plus capability byte, checked against a
 //!   credentials file when one is configured.
+//! - [`reader`]: whole messages read from a stream in large chunks, handed out as
+//!   slices of one buffer.
+//! - [`view`]: a value read in place (what it is and where its bytes lie), for hot
+//!   paths that copy columns instead of building [`K`]s.
 //! - [`Connection`]: a blocking client.
 //! - [`arrow`]: q tables to and from Strata tables and Arrow record batches.
 
 pub mod arrow;
 mod connection;
+mod cursor;
 mod decode;
 mod encode;
 mod error;
 pub mod frame;
 pub mod handshake;
+pub mod reader;
 pub mod value;
+pub mod view;
 
 pub use connection::Connection;
 pub use decode::{MAX_DEPTH, decode};

@@ -3,6 +3,7 @@
 
 use proptest::prelude::*;
 use strata_ipc::frame::{compress_message, decode_body};
+use strata_ipc::view::{to_value, view};
 use strata_ipc::{Atom, Header, K, MessageKind, Table, Vector, decode, encode_message, read_message, to_bytes};
 
 fn symbol() -> impl Strategy<Value = String> {
@@ -73,6 +74,26 @@ fn value() -> impl Strategy<Value = K> {
 }
 
 proptest! {
+    #[test]
+    fn views_accept_exactly_what_decode_accepts(
+        v in value(),
+        flips in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 0..3),
+    ) {
+        let mut bytes = to_bytes(&v);
+        for (at, byte) in flips {
+            let at = at.index(bytes.len());
+            bytes[at] = byte;
+        }
+        match (decode(&bytes, false), view(&bytes)) {
+            (Ok(decoded), Ok(viewed)) => {
+                prop_assert_eq!(viewed.count(), decoded.count());
+                prop_assert_eq!(to_bytes(&to_value(&viewed).unwrap()), to_bytes(&decoded));
+            }
+            (Err(by_decode), Err(by_view)) => prop_assert_eq!(by_view.to_string(), by_decode.to_string()),
+            (decoded, viewed) => prop_assert!(false, "decode {:?} but view {:?}", decoded, viewed),
+        }
+    }
+
     #[test]
     fn values_round_trip(v in value()) {
         let bytes = to_bytes(&v);

@@ -1,14 +1,86 @@
-//! Seed 001's feed simulator: on a timer, send `updates` updates of `rows` rows each
-//! to a tickerplant, asynchronously, with `extra` float columns, and stop when the
-//! tickerplant goes away. Rows are TAQ-shaped trades (`sym price size cond`, plus
-//! the extras); the tickerplant adds the time column.
+//! Seed 001's feed simulator with TAQ-shaped rows: on a timer, send `updates` updates
+//! of `rows` rows each to a tickerplant, asynchronously, with `extra` float columns,
+//! and stop when the tickerplant goes away.
+//!
+//! Rows are strata-taq's generated trading day, normalised (`tradeNorm` or
+//! `quoteNorm` columns), replayed in time order and from the start again when they
+//! run out. Each update is encoded straight from those columns into one reused
+//! buffer (no q values are built) and the timer tick's updates go out in large
+//! writes. The tickerplant adds the time column, unless the feed stamps each update
+//! with its own clock so subscribers can time the whole feed-to-them path.
 
 use std::time::{Duration, Instant};
 
-use strata_ipc::{Connection, K, MessageKind, Vector};
+use strata_ipc::frame::{COMPRESSION_THRESHOLD, compress_message};
+use strata_ipc::{Connection, MessageKind};
+use strata_store::{Column, ColumnType, Table};
+use strata_taq::{TaqConfig, generate, normalise};
 
 use crate::clock;
 use crate::error::TickError;
+
+/// The TAQ tables a feed can send.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FeedTable {
+    /// Trades: `time sym ex price size` (tradeNorm's columns).
+    Trade,
+    /// Quotes: `time sym ex bid bsize ask asize` (quoteNorm's columns).
+    Quote,
+}
+
+impl std::str::FromStr for FeedTable {
+    type Err = String;
+    fn from_str(s: &str) -> Result<FeedTable, String> {
+        match s {
+            "trade" => Ok(FeedTable::Trade),
+            "quote" => Ok(FeedTable::Quote),
+            other => Err(format!("feed table {other:?}: expected trade or quote")),
+        }
+    }
+}
+
+impl FeedTable {
+    /// The table's name at the tickerplant.
+    pub fn name(self) -> &'static str {
+        match self {
+            FeedTable::Trade => "trade",
+            FeedTable::Quote => "quote",
+        }
+    }
+
+    /// Columns after `time`, with their types, in the order the feed sends them.
+    fn columns(self) -> &'static [(&'static str, ColumnType)] {
+        match self {
+            FeedTable::Trade => &[
+                ("sym", ColumnType::Symbol),
+                ("ex", ColumnType::Char),
+                ("price", ColumnType::Float),
+                ("size", ColumnType::Int),
+            ],
+            FeedTable::Quote => &[
+                ("sym", ColumnType::Symbol),
+                ("ex", ColumnType::Char),
+                ("bid", ColumnType::Float),
+                ("bsize", ColumnType::Int),
+                ("ask", ColumnType::Float),
+                ("asize", ColumnType::Int),
+            ],
+        }
+    }
+
+    /// The tickerplant schema line of this table with `extra` float columns
+    /// (`col0`, `col1`, ...), e.g. `trade time:timespan sym:symbol ex:char price:float size:int`.
+    pub fn schema_line(self, extra: usize) -> String {
+        let mut line = format!("{} time:timespan", self.name());
+        for (name, ty) in self.columns() {
+            line.push_str(&format!(" {name}:{}", ty.name()));
+        }
+        for i in 0..extra {
+            line.push_str(&format!(" col{i}:float"));
+        }
+        line
+    }
+}
 
 /// What the feed sends.
 #[derive(Clone, Debug)]
@@ -18,7 +90,7 @@ pub struct FeedConfig {
     /// `user:password` (may be empty).
     pub user_password: String,
     /// The table to publish to.
-    pub table: String,
+    pub table: FeedTable,
     /// Rows per update (`r`); one row is sent as atoms, as feeds do.
     pub rows: usize,
     /// Updates per timer tick (`u`).
@@ -33,11 +105,36 @@ pub struct FeedConfig {
     pub max_updates: Option<u64>,
     /// Send each update synchronously and wait for the acknowledgement.
     pub sync: bool,
-    /// Seed for the generated rows.
+    /// Seed of the generated trading day.
     pub seed: u64,
+    /// Rows of the generated day the feed cycles through.
+    pub pool_rows: usize,
     /// Send a `time` column (UTC time of day at sending) instead of letting the
     /// tickerplant add it, so subscribers can time the whole feed-to-them path.
     pub stamp_time: bool,
+}
+
+impl FeedConfig {
+    /// A feed of `table` to `tp` as `strata feed` starts it: one row per update, one
+    /// update per 1 ms tick, no extra columns, until the tickerplant goes away, from
+    /// a generated day of 100 000 rows.
+    pub fn new(tp: impl Into<String>, table: FeedTable) -> FeedConfig {
+        FeedConfig {
+            tp: tp.into(),
+            user_password: String::new(),
+            table,
+            rows: 1,
+            updates: 1,
+            timer: Duration::from_millis(1),
+            extra_columns: 0,
+            duration: None,
+            max_updates: None,
+            sync: false,
+            seed: 1,
+            pool_rows: 100_000,
+            stamp_time: false,
+        }
+    }
 }
 
 /// What the feed did.
@@ -57,85 +154,108 @@ pub struct FeedReport {
     pub stopped: String,
 }
 
-/// The symbols feeds draw from: a few hundred tickers, skewed so some trade far
-/// more often, like a real tape.
-const TICKERS: usize = 200;
+/// Symbols in the generated day.
+const SYMS: usize = 500;
 
-/// Deterministic TAQ-shaped trades.
-pub struct TradeGenerator {
-    state: u64,
-    prices: Vec<f64>,
-    names: Vec<String>,
+/// A generated day's rows of one table, in time order, and a cursor into them.
+pub struct TaqRows {
+    table: FeedTable,
+    /// The columns after `time`, as [`FeedTable::columns`] lists them.
+    columns: Vec<Column>,
+    /// Each symbol's text with its terminating NUL, by key.
+    symbols: Vec<Vec<u8>>,
+    next: usize,
 }
 
-impl TradeGenerator {
-    /// A generator from `seed`.
-    pub fn new(seed: u64) -> TradeGenerator {
-        let mut g = TradeGenerator { state: seed ^ 0x5EED_F00D, prices: Vec::new(), names: Vec::new() };
-        for i in 0..TICKERS {
-            let letters: String =
-                (0..3 + i % 2).map(|k| (b'A' + ((i * 7 + k * 11 + i / 26) % 26) as u8) as char).collect();
-            g.names.push(format!("{letters}{i}"));
-            let price = 10.0 + (g.next() % 40_000) as f64 / 100.0;
-            g.prices.push(price);
-        }
-        g
+impl TaqRows {
+    /// `rows` rows (at least one) of `table` from the day strata-taq generates for
+    /// `seed`.
+    pub fn new(table: FeedTable, rows: usize, seed: u64) -> TaqRows {
+        let rows = rows.max(1);
+        let (quotes, trades) = match table {
+            FeedTable::Trade => (SYMS, rows),
+            FeedTable::Quote => (rows, SYMS),
+        };
+        let day = generate(&TaqConfig { quotes, trades, syms: SYMS, seed, ..TaqConfig::default() });
+        let (quote_norm, trade_norm) = normalise(&day);
+        let day: Table = match table {
+            FeedTable::Trade => trade_norm,
+            FeedTable::Quote => quote_norm,
+        };
+        // The generator writes symbol by symbol; a feed sends in time order.
+        let order = day.take(&day.sort_permutation(&["time"]).expect("a time column"));
+        let columns: Vec<Column> =
+            table.columns().iter().map(|(name, _)| order.column(name).expect("a TAQ column").clone()).collect();
+        let domain = columns[0].domain().expect("sym is a symbol column");
+        let symbols = domain.iter().map(|s| s.bytes().chain([0]).collect()).collect();
+        TaqRows { table, columns, symbols, next: 0 }
     }
 
-    fn next(&mut self) -> u64 {
-        // SplitMix64.
-        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+    /// Rows held.
+    pub fn len(&self) -> usize {
+        self.columns[0].len()
     }
 
-    /// `rows` trades as columns `sym price size cond` and `extra` float columns.
-    pub fn columns(&mut self, rows: usize, extra: usize) -> Vec<K> {
-        let (mut sym, mut price, mut size, mut cond) =
-            (Vec::with_capacity(rows), Vec::with_capacity(rows), Vec::with_capacity(rows), Vec::with_capacity(rows));
-        for _ in 0..rows {
-            let r = self.next();
-            // Squaring a uniform draw skews activity toward low-numbered tickers.
-            let u = (r >> 11) as f64 / (1u64 << 53) as f64;
-            let i = ((u * u) * TICKERS as f64) as usize;
-            let step = ((r & 7) as i64 - 3) as f64 * 0.01;
-            self.prices[i] = (self.prices[i] + step).max(0.01);
-            sym.push(self.names[i].clone());
-            price.push((self.prices[i] * 100.0).round() / 100.0);
-            size.push(100 * (1 + (r >> 8) % 10) as i32);
-            cond.push(if (r >> 20) % 10 < 8 { b' ' } else { b"ABFT"[((r >> 24) % 4) as usize] });
-        }
-        let mut columns = vec![
-            K::vector(Vector::Symbol(sym)),
-            K::vector(Vector::Float(price)),
-            K::vector(Vector::Int(size)),
-            K::vector(Vector::Char(cond)),
-        ];
-        columns.extend((0..extra).map(|_| K::vector(Vector::Float(vec![1.0; rows]))));
-        columns
+    /// Whether no rows are held (never: there is at least one).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
-    /// One update's data: columns, or atoms for a single row; with `time`, a first
-    /// column of that timespan.
-    pub fn update(&mut self, rows: usize, extra: usize, time: Option<i64>) -> K {
-        let mut columns = self.columns(rows, extra);
+    /// Appends the message `(`.u.upd; `table; data)` of the next `rows` rows (atoms
+    /// for one row, else vectors), with a first `time` column when `time` is given
+    /// and `extra` float columns, header included.
+    pub fn encode_update(
+        &mut self,
+        out: &mut Vec<u8>,
+        kind: MessageKind,
+        rows: usize,
+        extra: usize,
+        time: Option<i64>,
+    ) {
+        let start = out.len();
+        out.extend_from_slice(&[1, kind as u8, 0, 0, 0, 0, 0, 0]);
+        out.extend_from_slice(&[0, 0, 3, 0, 0, 0]);
+        out.extend_from_slice(b"\xf5.u.upd\0\xf5");
+        out.extend_from_slice(self.table.name().as_bytes());
+        out.push(0);
+        let columns = self.columns.len() + extra + usize::from(time.is_some());
+        out.extend_from_slice(&[0, 0]);
+        out.extend_from_slice(&(columns as u32).to_le_bytes());
+        let single = rows == 1;
+        let head = |out: &mut Vec<u8>, ty: ColumnType| {
+            if single {
+                out.push((ty.code() as i8).wrapping_neg() as u8);
+            } else {
+                out.extend_from_slice(&[ty.code(), 0]);
+                out.extend_from_slice(&(rows as u32).to_le_bytes());
+            }
+        };
         if let Some(t) = time {
-            columns.insert(0, K::vector(Vector::Timespan(vec![t; rows])));
+            head(out, ColumnType::Timespan);
+            (0..rows).for_each(|_| out.extend_from_slice(&t.to_le_bytes()));
         }
-        if rows != 1 {
-            return K::List(columns);
+        let len = self.len();
+        for column in &self.columns {
+            head(out, column.ty());
+            let width = column.ty().width();
+            let values = column.value_bytes();
+            for r in 0..rows {
+                let row = (self.next + r) % len;
+                match column.ty() {
+                    ColumnType::Symbol => {
+                        out.extend_from_slice(&self.symbols[column.values::<u32>()[row] as usize]);
+                    }
+                    _ => out.extend_from_slice(&values[row * width..(row + 1) * width]),
+                }
+            }
         }
-        K::List(
-            columns
-                .into_iter()
-                .map(|c| match c {
-                    K::Vector(v, _) => K::Atom(v.get(0).expect("one row")),
-                    other => other,
-                })
-                .collect(),
-        )
+        for _ in 0..extra {
+            head(out, ColumnType::Float);
+            (0..rows).for_each(|_| out.extend_from_slice(&1.0f64.to_le_bytes()));
+        }
+        self.next = (self.next + rows) % len;
+        let total = (out.len() - start) as u32;
+        out[start + 4..start + 8].copy_from_slice(&total.to_le_bytes());
     }
 }
 
@@ -143,11 +263,13 @@ impl TradeGenerator {
 /// tickerplant goes away; `progress` is called after every timer tick.
 pub fn run(config: &FeedConfig, mut progress: impl FnMut(&FeedReport)) -> Result<FeedReport, TickError> {
     let mut tp = Connection::connect_timeout(&config.tp, &config.user_password, Duration::from_secs(5))?;
-    let mut generator = TradeGenerator::new(config.seed);
+    let mut rows = TaqRows::new(config.table, config.pool_rows, config.seed);
+    let rows_per_update = config.rows.max(1);
     let mut report = FeedReport::default();
+    let mut message = Vec::with_capacity(1 << 16);
+    let kind = if config.sync { MessageKind::Sync } else { MessageKind::Async };
     let started = Instant::now();
     let mut next_tick = started;
-    let table = K::symbol(config.table.clone());
     'ticks: loop {
         if config.duration.is_some_and(|d| started.elapsed() >= d) {
             report.stopped = "duration reached".into();
@@ -159,10 +281,16 @@ pub fn run(config: &FeedConfig, mut progress: impl FnMut(&FeedReport)) -> Result
                 break 'ticks;
             }
             let time = config.stamp_time.then(|| clock::time_of_day(clock::Clock::default().now_nanos()));
-            let data = generator.update(config.rows, config.extra_columns, time);
-            let message = K::List(vec![K::symbol(".u.upd"), table.clone(), data]);
+            message.clear();
+            rows.encode_update(&mut message, kind, rows_per_update, config.extra_columns, time);
+            if tp.compresses()
+                && message.len() > COMPRESSION_THRESHOLD
+                && let Some(packed) = compress_message(&message)
+            {
+                message = packed;
+            }
             let sent = if config.sync {
-                match tp.sync(&message) {
+                match tp.request(&message) {
                     Ok(_) => {
                         report.acknowledged += 1;
                         Ok(())
@@ -177,14 +305,14 @@ pub fn run(config: &FeedConfig, mut progress: impl FnMut(&FeedReport)) -> Result
                     Err(e) => Err(e),
                 }
             } else {
-                tp.write(MessageKind::Async, &message)
+                tp.write_raw(&message)
             };
             if let Err(e) = sent {
                 report.stopped = format!("tickerplant went away: {e}");
                 break 'ticks;
             }
             report.updates += 1;
-            report.rows += config.rows as u64;
+            report.rows += rows_per_update as u64;
         }
         if let Err(e) = tp.flush() {
             report.stopped = format!("tickerplant went away: {e}");
@@ -203,4 +331,42 @@ pub fn run(config: &FeedConfig, mut progress: impl FnMut(&FeedReport)) -> Result
     }
     report.seconds = started.elapsed().as_secs_f64();
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use strata_ipc::{Atom, K, Vector, read_message};
+
+    use super::*;
+
+    #[test]
+    fn updates_decode_as_taq_rows_in_time_order() {
+        let mut rows = TaqRows::new(FeedTable::Quote, 300, 3);
+        assert_eq!(rows.len(), 300);
+        let mut out = Vec::new();
+        rows.encode_update(&mut out, MessageKind::Async, 1, 0, None);
+        rows.encode_update(&mut out, MessageKind::Sync, 299, 2, Some(77));
+        let mut stream = &out[..];
+        let (header, one) = read_message(&mut stream, 1 << 20).unwrap().unwrap();
+        assert_eq!(header.kind, MessageKind::Async);
+        let K::List(items) = one else { panic!() };
+        assert_eq!(items[..2], [K::symbol(".u.upd"), K::symbol("quote")]);
+        let K::List(atoms) = &items[2] else { panic!() };
+        assert_eq!(atoms.len(), 6);
+        assert!(matches!(atoms[0], K::Atom(Atom::Symbol(_))) && matches!(atoms[1], K::Atom(Atom::Char(_))));
+        let (_, many) = read_message(&mut stream, 1 << 20).unwrap().unwrap();
+        let K::List(items) = many else { panic!() };
+        let K::List(columns) = &items[2] else { panic!() };
+        assert_eq!(columns.len(), 1 + 6 + 2);
+        assert_eq!(columns[0], K::vector(Vector::Timespan(vec![77; 299])));
+        let Some(K::Vector(Vector::Float(bids), _)) = columns.get(3) else { panic!() };
+        assert!(bids.iter().all(|b| *b > 0.0));
+        assert_eq!(columns[8], K::vector(Vector::Float(vec![1.0; 299])));
+        assert!(stream.is_empty());
+        assert_eq!(
+            FeedTable::Trade.schema_line(1),
+            "trade time:timespan sym:symbol ex:char price:float size:int col0:float"
+        );
+        assert_eq!("quote".parse(), Ok(FeedTable::Quote));
+    }
 }

@@ -1,8 +1,10 @@
-//! The historical database server: answers queries over a partitioned database and
-//! reloads it when an RDB says end of day has written a new partition.
+//! The historical database server: answers queries over a partitioned database (SQL
+//! through strata-query's engine, and q's built-in forms) and reloads it when an RDB
+//! says end of day has written a new partition.
 //!
 //! A table read through the HDB gets kdb+'s virtual `date` column first, one value
-//! per row from its partition.
+//! per row from its partition; SQL sees the same `date` column (and prunes
+//! partitions on it).
 
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
@@ -11,12 +13,13 @@ use std::sync::{Arc, RwLock};
 
 use strata_ipc::value::EPOCH_OFFSET_DAYS;
 use strata_ipc::{Credentials, K, Table, Vector, arrow::table_from_store};
+use strata_query::Engine;
 use strata_store::{Database, Date, TableLocation};
 
 use crate::counters::{Counters, counters_dict};
 use crate::error::TickError;
 use crate::log;
-use crate::query::TableSource;
+use crate::query::Queries;
 use crate::server::{Server, ServerConfig};
 use crate::service;
 
@@ -29,6 +32,8 @@ pub struct HdbConfig {
     pub listen: String,
     /// Users allowed to connect.
     pub credentials: Option<Credentials>,
+    /// Bytes SQL may hold for sorts, aggregations and joins (`None`: no limit).
+    pub query_memory: Option<usize>,
 }
 
 /// What the HDB knows of its database.
@@ -56,6 +61,11 @@ impl HdbState {
         &self.partitions
     }
 
+    /// Table names, sorted.
+    pub fn table_names(&self) -> Vec<String> {
+        self.tables.iter().cloned().collect()
+    }
+
     fn holding(&self, name: &str) -> Result<Vec<Date>, String> {
         if !self.tables.contains(name) {
             return Err(format!("{name}: no such table; tables: {}", self.table_names().join(" ")));
@@ -69,12 +79,9 @@ impl HdbState {
     }
 }
 
-impl TableSource for HdbState {
-    fn table_names(&self) -> Vec<String> {
-        self.tables.iter().cloned().collect()
-    }
-
-    fn table(&self, name: &str) -> Result<Table, String> {
+impl HdbState {
+    /// Table `name` over every partition, with the virtual `date` column first.
+    pub fn table(&self, name: &str) -> Result<Table, String> {
         let mut names: Vec<String> = vec!["date".into()];
         let mut columns: Vec<K> = vec![K::vector(Vector::Date(Vec::new()))];
         for date in self.holding(name)? {
@@ -110,7 +117,8 @@ impl TableSource for HdbState {
         Table::from_parts(names, columns, false)
     }
 
-    fn count(&self, name: &str) -> Result<usize, String> {
+    /// Table `name`'s rows over every partition, from the column files' headers.
+    pub fn count(&self, name: &str) -> Result<usize, String> {
         let mut rows = 0;
         for date in self.holding(name)? {
             let table = self.db.open_table(&TableLocation::Partition(date, name.into())).map_err(|e| e.to_string())?;
@@ -122,6 +130,55 @@ impl TableSource for HdbState {
     fn counters(&self) -> K {
         let gauges = [("partitions", self.partitions.len() as u64), ("reloads", self.reloads)];
         counters_dict(&Counters::default(), &gauges, &[])
+    }
+}
+
+/// The HDB's answers: q's built-in forms from [`HdbState`], SQL through an engine
+/// over the same root; a reload refreshes both.
+struct HdbQueries {
+    state: Arc<RwLock<HdbState>>,
+    engine: Engine,
+    root: PathBuf,
+}
+
+impl HdbQueries {
+    fn read(&self) -> Result<std::sync::RwLockReadGuard<'_, HdbState>, String> {
+        self.state.read().map_err(|_| "the HDB's tables are unavailable".to_string())
+    }
+}
+
+impl Queries for HdbQueries {
+    fn table_names(&mut self) -> Result<Vec<String>, String> {
+        Ok(self.read()?.table_names())
+    }
+
+    fn table(&mut self, name: &str) -> Result<Table, String> {
+        self.read()?.table(name)
+    }
+
+    fn count(&mut self, name: &str) -> Result<usize, String> {
+        self.read()?.count(name)
+    }
+
+    fn counters(&mut self) -> Result<K, String> {
+        Ok(self.read()?.counters())
+    }
+
+    fn sql(&mut self, statement: &str) -> Result<K, String> {
+        crate::sql::run(&self.engine, statement)
+    }
+
+    fn reload(&mut self) -> Result<K, String> {
+        let mut fresh = HdbState::load(&self.root).map_err(|e| format!("reload failed: {e}"))?;
+        self.engine.reload().map_err(|e| format!("reload failed: {e}"))?;
+        let mut guard = self.state.write().map_err(|_| "HDB state poisoned".to_string())?;
+        fresh.reloads = guard.reloads + 1;
+        log::line(
+            "hdb",
+            &format!("reloaded: {} partitions, tables {}", fresh.partitions.len(), fresh.table_names().join(" ")),
+        );
+        *guard = fresh;
+        Ok(K::Identity)
     }
 }
 
@@ -162,20 +219,10 @@ pub fn start(config: HdbConfig) -> Result<HdbHandle, TickError> {
         outbox_limit: 1 << 30,
     })?;
     let addr = server.addr;
-    let (shared, root) = (state.clone(), config.db.clone());
-    let reload = Box::new(move || {
-        let mut fresh = HdbState::load(&root).map_err(|e| format!("reload failed: {e}"))?;
-        let mut guard = shared.write().map_err(|_| "HDB state poisoned".to_string())?;
-        fresh.reloads = guard.reloads + 1;
-        log::line(
-            "hdb",
-            &format!("reloaded: {} partitions, tables {}", fresh.partitions.len(), fresh.table_names().join(" ")),
-        );
-        *guard = fresh;
-        Ok(K::Identity)
-    });
-    let thread =
-        service::serve("hdb", server, state.clone(), Some(reload)).map_err(|e| TickError::Other(e.to_string()))?;
-    log::line("hdb", &format!("answering queries on {addr}"));
+    let engine = Engine::open_with(&config.db, &crate::sql::engine_options(config.query_memory))
+        .map_err(|e| TickError::Other(format!("hdb: cannot open {} for SQL: {e}", config.db.display())))?;
+    let queries = HdbQueries { state: state.clone(), engine, root: config.db.clone() };
+    let thread = service::serve("hdb", server, Box::new(queries)).map_err(|e| TickError::Other(e.to_string()))?;
+    log::line("hdb", &format!("answering queries (SQL included) on {addr}"));
     Ok(HdbHandle { addr, state, thread })
 }

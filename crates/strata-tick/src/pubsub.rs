@@ -1,21 +1,24 @@
 //! Publishing to subscribers, as kdb+tick's `u.q` does: `.u.sub[table; syms]`
 //! (empty symbol = every table or every sym; a new subscription to a table replaces
 //! the old), per-subscriber symbol filters, and `(`upd; table; data)` sent async.
-//! Every subscriber's queue is bounded in bytes; one that falls behind is
-//! disconnected (or, by choice, skipped) with a logged reason.
+//!
+//! Messages are encoded once per update into each subscriber's pending bytes and
+//! handed to its writer thread in one piece per batch ([`Publisher::flush`]), so a
+//! burst of updates costs one hand-off per subscriber. Every subscriber's queue is
+//! bounded in bytes; one that falls behind is disconnected (or, by choice, skipped)
+//! with a logged reason.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
-use std::sync::Arc;
 
-use strata_ipc::frame::finish_message;
-use strata_ipc::{Atom, K, MessageKind, encode};
+use strata_ipc::frame::{COMPRESSION_THRESHOLD, compress_message};
+use strata_ipc::{Atom, K, MessageKind, encode_message};
 
 use crate::counters::Counters;
 use crate::log;
-use crate::memtable::select_syms;
 use crate::schema::Schema;
 use crate::server::{ConnId, Outbox, OutboxError};
+use crate::update::{Selected, WireColumns, publish_message};
 
 /// What to do with a subscriber whose queue is full.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -42,12 +45,30 @@ struct Client {
     outbox: Outbox,
     peer: SocketAddr,
     user: String,
+    /// Messages queued since the last flush, end to end.
+    pending: Vec<u8>,
+    /// How many.
+    pending_messages: u64,
+}
+
+impl Client {
+    /// Queues one framed message, compressed when the peer is remote and the
+    /// message large, as kdb+ does.
+    fn queue(&mut self, message: &[u8]) -> usize {
+        let packed = (self.outbox.remote() && message.len() > COMPRESSION_THRESHOLD)
+            .then(|| compress_message(message))
+            .flatten();
+        let bytes = packed.as_deref().unwrap_or(message);
+        self.pending.extend_from_slice(bytes);
+        self.pending_messages += 1;
+        bytes.len()
+    }
 }
 
 struct Subscription {
     conn: ConnId,
     /// `None`: every sym.
-    syms: Option<HashSet<String>>,
+    syms: Option<HashSet<Box<[u8]>>>,
 }
 
 /// Connections, subscriptions and publishing for a tickerplant or chained one.
@@ -55,8 +76,13 @@ pub struct Publisher {
     role: &'static str,
     schema: Schema,
     clients: HashMap<ConnId, Client>,
-    subscriptions: BTreeMap<String, Vec<Subscription>>,
+    /// Per table (in schema order), its subscribers.
+    subscriptions: Vec<Vec<Subscription>>,
     policy: SlowPolicy,
+    /// Clients with pending messages.
+    dirty: Vec<ConnId>,
+    /// The message being encoded.
+    message: Vec<u8>,
     /// Counts kept for `.strata.counters[]`.
     pub counters: Counters,
 }
@@ -64,8 +90,17 @@ pub struct Publisher {
 impl Publisher {
     /// A publisher for the tables of `schema`.
     pub fn new(role: &'static str, schema: Schema, policy: SlowPolicy) -> Publisher {
-        let subscriptions = schema.tables.iter().map(|t| (t.name.clone(), Vec::new())).collect();
-        Publisher { role, schema, clients: HashMap::new(), subscriptions, policy, counters: Counters::default() }
+        let subscriptions = schema.tables.iter().map(|_| Vec::new()).collect();
+        Publisher {
+            role,
+            schema,
+            clients: HashMap::new(),
+            subscriptions,
+            policy,
+            dirty: Vec::new(),
+            message: Vec::new(),
+            counters: Counters::default(),
+        }
     }
 
     /// The schema.
@@ -76,7 +111,7 @@ impl Publisher {
     /// A client connected.
     pub fn opened(&mut self, outbox: Outbox, peer: SocketAddr, user: String) {
         log::line(self.role, &format!("connection {} from {peer} (user {user:?})", outbox.id()));
-        self.clients.insert(outbox.id(), Client { outbox, peer, user });
+        self.clients.insert(outbox.id(), Client { outbox, peer, user, pending: Vec::new(), pending_messages: 0 });
     }
 
     /// A client went away: its subscriptions end (kdb+'s `.z.pc`).
@@ -101,11 +136,11 @@ impl Publisher {
 
     fn unsubscribe(&mut self, id: ConnId) -> Vec<String> {
         let mut tables = Vec::new();
-        for (table, subs) in &mut self.subscriptions {
+        for (table, subs) in self.schema.tables.iter().zip(&mut self.subscriptions) {
             let before = subs.len();
             subs.retain(|s| s.conn != id);
             if subs.len() != before {
-                tables.push(table.clone());
+                tables.push(table.name.clone());
             }
         }
         tables
@@ -134,7 +169,7 @@ impl Publisher {
                 if list.iter().all(|s| s.is_empty()) {
                     None
                 } else {
-                    Some(list.iter().map(|s| s.to_string()).collect())
+                    Some(list.iter().map(|s| s.as_bytes().into()).collect())
                 }
             }
         };
@@ -146,31 +181,31 @@ impl Publisher {
         self.subscribe_one(id, table, syms)
     }
 
-    fn subscribe_one(&mut self, id: ConnId, table: &str, syms: Option<HashSet<String>>) -> Result<K, String> {
-        let schema = self.schema.table(table).ok_or_else(|| {
+    fn subscribe_one(&mut self, id: ConnId, table: &str, syms: Option<HashSet<Box<[u8]>>>) -> Result<K, String> {
+        let at = self.schema.tables.iter().position(|t| t.name == table).ok_or_else(|| {
             let names: Vec<&str> = self.schema.tables.iter().map(|t| t.name.as_str()).collect();
             format!("{table}: no such table; tables: {}", names.join(" "))
         })?;
-        let empty = schema.empty_table();
+        let empty = self.schema.tables[at].empty_table();
         let what = match &syms {
             None => "all syms".to_string(),
             Some(s) => format!("{} syms", s.len()),
         };
-        let subs = self.subscriptions.get_mut(table).expect("a subscription list per table");
+        let subs = &mut self.subscriptions[at];
         subs.retain(|s| s.conn != id);
         subs.push(Subscription { conn: id, syms });
         log::line(self.role, &format!("{} subscribed to {table} ({what})", self.describe(id)));
         Ok(K::List(vec![K::symbol(table), K::Table(empty)]))
     }
 
-    /// Subscribers to `table`.
-    pub fn subscriber_count(&self, table: &str) -> usize {
-        self.subscriptions.get(table).map_or(0, Vec::len)
+    /// Subscribers to table number `table` (schema order).
+    pub fn subscriber_count(&self, table: usize) -> usize {
+        self.subscriptions[table].len()
     }
 
     /// Distinct subscribed connections.
     pub fn subscribers(&self) -> usize {
-        self.subscriptions.values().flatten().map(|s| s.conn).collect::<HashSet<_>>().len()
+        self.subscriptions.iter().flatten().map(|s| s.conn).collect::<HashSet<_>>().len()
     }
 
     /// Bytes queued to all clients, and the most queued to one.
@@ -179,44 +214,72 @@ impl Publisher {
         depths.fold((0, 0), |(sum, max), d| (sum + d, max.max(d)))
     }
 
-    /// Sends `(`upd; table; rows)` (and `stamp`, when given, as a fourth item for
-    /// hop timing) to every subscriber of `table` whose filter keeps some rows.
-    pub fn publish(&mut self, table: &str, columns: &[K], stamp: Option<i64>) {
-        let Some(subs) = self.subscriptions.get(table) else { return };
-        if subs.is_empty() {
-            return;
-        }
-        let names = &self.schema.table(table).expect("subscriptions follow the schema").columns;
-        // One encoding for every unfiltered subscriber (per compression choice).
-        let mut shared: [Option<Arc<Vec<u8>>>; 2] = [None, None];
-        let mut failed = Vec::new();
-        for sub in subs {
-            let Some(client) = self.clients.get(&sub.conn) else { continue };
-            let remote = client.outbox.remote();
-            let frame = match &sub.syms {
-                None => shared[remote as usize]
-                    .get_or_insert_with(|| Arc::new(upd_message(table, names, columns, stamp, remote)))
-                    .clone(),
-                Some(syms) => match select_syms(columns, syms) {
-                    Some(rows) => Arc::new(upd_message(table, names, &rows, stamp, remote)),
+    /// Queues `(`upd; table; rows)` (and `stamp`, when given, as a fourth item for
+    /// hop timing) for every subscriber of table number `table` whose filter keeps
+    /// some rows. Nothing is sent until [`Publisher::flush`].
+    pub fn publish(&mut self, table: usize, columns: &WireColumns, stamp: Option<i64>) {
+        let Publisher { schema, clients, subscriptions, dirty, message, counters, .. } = self;
+        let schema = &schema.tables[table];
+        // One encoding for every subscriber that takes every row.
+        let mut whole = false;
+        for sub in &subscriptions[table] {
+            let Some(client) = clients.get_mut(&sub.conn) else { continue };
+            let selected = match &sub.syms {
+                None => Selected::All(columns),
+                Some(syms) => match columns.select(&schema.kinds, |s| syms.contains(s)) {
+                    Some(selected) => selected,
                     None => continue,
                 },
             };
-            let len = frame.len() as u64;
-            match client.outbox.send(frame) {
-                Ok(()) => {
-                    self.counters.published += 1;
-                    self.counters.published_bytes += len;
+            let bytes = match selected {
+                Selected::All(all) => {
+                    if !whole {
+                        message.clear();
+                        publish_message(message, schema, all, stamp);
+                        whole = true;
+                    }
+                    message.as_slice()
                 }
-                Err(e) => failed.push((sub.conn, e)),
+                Selected::Some(some) => {
+                    let mut own = Vec::new();
+                    publish_message(&mut own, schema, &some, stamp);
+                    if client.pending.is_empty() {
+                        dirty.push(sub.conn);
+                    }
+                    counters.published_bytes += client.queue(&own) as u64;
+                    counters.published += 1;
+                    continue;
+                }
+            };
+            if client.pending.is_empty() {
+                dirty.push(sub.conn);
             }
-        }
-        for (id, error) in failed {
-            self.slow(id, error);
+            counters.published_bytes += client.queue(bytes) as u64;
+            counters.published += 1;
         }
     }
 
-    fn slow(&mut self, id: ConnId, error: OutboxError) {
+    /// Hands every client's pending messages to its writer, one piece each; a client
+    /// whose queue is full meets the slow-subscriber policy.
+    pub fn flush(&mut self) {
+        let mut failed = Vec::new();
+        for id in self.dirty.drain(..) {
+            let Some(client) = self.clients.get_mut(&id) else { continue };
+            let bytes = std::mem::take(&mut client.pending);
+            let messages = std::mem::take(&mut client.pending_messages);
+            if bytes.is_empty() {
+                continue;
+            }
+            if let Err(e) = client.outbox.send(bytes) {
+                failed.push((id, e, messages));
+            }
+        }
+        for (id, error, messages) in failed {
+            self.slow(id, error, messages);
+        }
+    }
+
+    fn slow(&mut self, id: ConnId, error: OutboxError, messages: u64) {
         match (error, self.policy) {
             (OutboxError::Closed, _) => {}
             (OutboxError::Full { queued, limit }, SlowPolicy::Disconnect) => {
@@ -234,8 +297,9 @@ impl Publisher {
                 self.unsubscribe(id);
             }
             (OutboxError::Full { queued, limit }, SlowPolicy::Drop) => {
-                self.counters.dropped += 1;
-                if self.counters.dropped.is_power_of_two() {
+                let before = self.counters.dropped;
+                self.counters.dropped += messages;
+                if before.checked_ilog2() != self.counters.dropped.checked_ilog2() {
                     log::line(
                         self.role,
                         &format!(
@@ -250,97 +314,36 @@ impl Publisher {
     }
 
     /// Sends `(`.u.end; date)` to every subscriber (kdb+'s `.u.end`); `date` is a
-    /// kdb+ date (days since 2000.01.01).
+    /// kdb+ date (days since 2000.01.01). Returns how many were told.
     pub fn end_of_day(&mut self, date: i32) -> usize {
         let message = K::List(vec![K::symbol(".u.end"), K::Atom(Atom::Date(date))]);
-        let ids: HashSet<ConnId> = self.subscriptions.values().flatten().map(|s| s.conn).collect();
+        let ids: HashSet<ConnId> = self.subscriptions.iter().flatten().map(|s| s.conn).collect();
         for id in &ids {
-            if let Some(client) = self.clients.get(id) {
-                let _ = client.outbox.send_value(MessageKind::Async, &message);
-            }
+            self.send(*id, MessageKind::Async, &message);
         }
+        self.flush();
         ids.len()
     }
 
-    /// Closes every client connection (the process is stopping): subscribers see the
-    /// end of their stream, as when a kdb+ tickerplant exits.
+    /// Sends what is pending and closes every client connection (the process is
+    /// stopping): subscribers see the end of their stream, as when a kdb+
+    /// tickerplant exits.
     pub fn close_all(&mut self) {
+        self.flush();
         for client in self.clients.values() {
             client.outbox.close();
         }
     }
 
-    /// Sends `value` to connection `id` as a message of `kind`.
+    /// Queues `value` for connection `id` as a message of `kind`, after anything
+    /// already pending for it; it goes out with the next [`Publisher::flush`].
     pub fn send(&mut self, id: ConnId, kind: MessageKind, value: &K) {
-        if let Some(client) = self.clients.get(&id)
-            && let Err(e) = client.outbox.send_value(kind, value)
-        {
-            self.slow(id, e);
+        if let Some(client) = self.clients.get_mut(&id) {
+            if client.pending.is_empty() {
+                self.dirty.push(id);
+            }
+            // Compression, if any, happens in `queue`.
+            client.queue(&encode_message(kind, value, false));
         }
-    }
-}
-
-/// Appends the wire form of `(`upd; `table; columns)` (a general list of the
-/// columns, as a tickerplant journals an update).
-pub fn encode_upd_columns(out: &mut Vec<u8>, table: &str, columns: &[K]) {
-    out.extend_from_slice(&[0, 0, 3, 0, 0, 0]);
-    encode(&K::symbol("upd"), out);
-    encode(&K::symbol(table), out);
-    out.extend_from_slice(&[0, 0]);
-    out.extend_from_slice(&(columns.len() as u32).to_le_bytes());
-    for c in columns {
-        encode(c, out);
-    }
-}
-
-/// The async message `(`upd; `table; table-of-columns[; stamp])` as subscribers
-/// receive it, built without copying the columns into a [`Table`] first.
-pub fn upd_message(table: &str, names: &[String], columns: &[K], stamp: Option<i64>, compress: bool) -> Vec<u8> {
-    let mut out = Vec::with_capacity(64 + names.len() * 16);
-    out.extend_from_slice(&[1, MessageKind::Async as u8, 0, 0, 0, 0, 0, 0]);
-    let items: u32 = if stamp.is_some() { 4 } else { 3 };
-    out.extend_from_slice(&[0, 0]);
-    out.extend_from_slice(&items.to_le_bytes());
-    encode(&K::symbol("upd"), &mut out);
-    encode(&K::symbol(table), &mut out);
-    out.extend_from_slice(&[98, 0, 99, 11, 0]);
-    out.extend_from_slice(&(names.len() as u32).to_le_bytes());
-    for name in names {
-        out.extend_from_slice(name.as_bytes());
-        out.push(0);
-    }
-    out.extend_from_slice(&[0, 0]);
-    out.extend_from_slice(&(columns.len() as u32).to_le_bytes());
-    for c in columns {
-        encode(c, &mut out);
-    }
-    if let Some(stamp) = stamp {
-        encode(&K::Atom(Atom::Timestamp(stamp)), &mut out);
-    }
-    finish_message(out, compress)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use strata_ipc::{Table, Vector, read_message};
-
-    #[test]
-    fn upd_messages_decode_as_tables() {
-        let names = vec!["time".to_string(), "sym".to_string()];
-        let columns = vec![K::vector(Vector::Timespan(vec![1])), K::symbols(["A"])];
-        let bytes = upd_message("trade", &names, &columns, Some(9), false);
-        let (_, value) = read_message(&mut &bytes[..], 1 << 20).unwrap().unwrap();
-        let expected_table = Table::new(names.into_iter().zip(columns.clone()).collect()).unwrap();
-        assert_eq!(
-            value,
-            K::List(vec![K::symbol("upd"), K::symbol("trade"), K::Table(expected_table), K::Atom(Atom::Timestamp(9))])
-        );
-        let mut logged = Vec::new();
-        encode_upd_columns(&mut logged, "trade", &columns);
-        assert_eq!(
-            strata_ipc::decode(&logged, false).unwrap(),
-            K::List(vec![K::symbol("upd"), K::symbol("trade"), K::List(columns)])
-        );
     }
 }

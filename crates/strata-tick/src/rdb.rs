@@ -1,34 +1,42 @@
 //! The real-time database: replays today's journal, subscribes to a tickerplant,
-//! holds today's tables in memory, answers queries, and at end of day writes a date
-//! partition (sorted by sym then time, parted on sym, compressed by the table spec),
-//! empties its tables and tells HDBs to reload, as kdb+tick's `r.q` does.
+//! holds today's tables in memory, answers queries (SQL included), and at end of day
+//! writes a date partition (sorted by sym then time, parted on sym, compressed by the
+//! table spec), empties its tables and tells HDBs to reload, as kdb+tick's `r.q` does.
+//!
+//! Published updates are read many per socket read and copied straight into column
+//! builders ([`crate::livetable`]), under one lock per read.
 
-use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use strata_ipc::arrow::table_from_store;
+use strata_ipc::frame::plain_body;
 use strata_ipc::value::EPOCH_OFFSET_DAYS;
-use strata_ipc::{Atom, Connection, Credentials, K, Table, arrow::table_to_store, decode};
+use strata_ipc::view::{View, view};
+use strata_ipc::{Atom, Connection, Credentials, DEFAULT_MAX_MESSAGE, K, Table};
+use strata_query::{Engine, MemoryTable};
 use strata_store::{Attribute, Database, Date, TableLocation, TableSpec, TableWrite};
 
 use crate::clock::{self, Clock};
 use crate::counters::{Counters, Latency, counters_dict};
 use crate::error::TickError;
 use crate::journal;
+use crate::livetable::LiveTable;
 use crate::log;
-use crate::memtable::MemTable;
-use crate::query::TableSource;
+use crate::query::Queries;
 use crate::schema::Schema;
 use crate::server::{Server, ServerConfig};
 use crate::service;
+use crate::symbols::SymbolTable;
+use crate::update::{WireColumns, update_message};
 
 /// How an RDB runs.
 #[derive(Clone, Debug)]
 pub struct RdbConfig {
-    /// The tickerplant, `host:port`.
+    /// The tickerplant (or a chained one), `host:port`.
     pub tp: String,
     /// `user:password` for the tickerplant (may be empty).
     pub user_password: String,
@@ -43,11 +51,16 @@ pub struct RdbConfig {
     /// Compression: a table spec file for every table, or a directory holding
     /// `<table>.toml` per table; `None` uses the database default.
     pub table_spec: Option<PathBuf>,
+    /// Bytes SQL may hold for sorts, aggregations and joins (`None`: no limit).
+    pub query_memory: Option<usize>,
 }
 
 /// The RDB's tables and figures, shared by the subscriber and the query thread.
 pub struct RdbState {
-    tables: BTreeMap<String, MemTable>,
+    tables: Vec<LiveTable>,
+    /// Per table, the update being checked (kept to reuse its buffers).
+    scratch: Vec<WireColumns>,
+    symbols: SymbolTable,
     counters: Counters,
     /// Journal records replayed at start.
     pub replayed: u64,
@@ -64,9 +77,10 @@ pub struct RdbState {
 
 impl RdbState {
     fn new(schema: Schema) -> RdbState {
-        let tables = schema.tables.iter().map(|t| (t.name.clone(), MemTable::new(t.clone()))).collect();
         RdbState {
-            tables,
+            scratch: schema.tables.iter().map(|t| WireColumns::new(t.columns.len())).collect(),
+            tables: schema.tables.into_iter().map(LiveTable::new).collect(),
+            symbols: SymbolTable::default(),
             counters: Counters::default(),
             replayed: 0,
             rdbrecv: Latency::default(),
@@ -76,43 +90,103 @@ impl RdbState {
         }
     }
 
-    /// `upd[t; x]`: appends rows (a row, columns or a table) to table `t`.
-    fn upd(&mut self, table: &K, data: K) -> Result<usize, String> {
-        let name = table.as_text().ok_or("upd: table must be a symbol")?;
-        let held = self.tables.get_mut(name).ok_or_else(|| format!("upd: no table {name}"))?;
-        let update = held.schema().normalize(data, Clock::default().now_nanos())?;
-        let rows = update.rows;
-        held.append(update.columns, rows);
+    fn position(&self, name: &str) -> Result<usize, String> {
+        self.tables.iter().position(|t| t.schema().name == name).ok_or_else(|| {
+            let names: Vec<&str> = self.tables.iter().map(|t| t.schema().name.as_str()).collect();
+            format!("{name}: no such table; tables: {}", names.join(" "))
+        })
+    }
+
+    /// `upd[t; x]`: appends the rows of `data` (a row, columns or a table) to table
+    /// `t`; returns the rows and the first row's time.
+    fn upd(&mut self, table: &str, data: &View<'_>, now_nanos: i64) -> Result<(usize, i64), String> {
+        let at = self.position(table).map_err(|e| format!("upd: {e}"))?;
+        let scratch = &mut self.scratch[at];
+        scratch.clear();
+        let rows = scratch.append_update(self.tables[at].schema(), data, now_nanos)?;
+        let first_time = scratch.column(0).get(..8).map_or(0, |t| i64::from_le_bytes(t.try_into().expect("8 bytes")));
+        self.tables[at].append(scratch, &mut self.symbols);
         self.counters.updates += 1;
         self.counters.rows += rows as u64;
-        Ok(rows)
+        Ok((rows, first_time))
     }
 
     /// Rows held per table.
     pub fn row_counts(&self) -> Vec<(String, usize)> {
-        self.tables.iter().map(|(n, t)| (n.clone(), t.len())).collect()
-    }
-}
-
-impl TableSource for RdbState {
-    fn table_names(&self) -> Vec<String> {
-        self.tables.keys().cloned().collect()
+        self.tables.iter().map(|t| (t.schema().name.clone(), t.len())).collect()
     }
 
-    fn table(&self, name: &str) -> Result<Table, String> {
-        self.tables.get(name).map(MemTable::to_table).ok_or_else(|| format!("{name}: no such table"))
+    /// Table `name`'s rows as a q table.
+    pub fn table(&mut self, name: &str) -> Result<Table, String> {
+        let at = self.position(name)?;
+        Ok(table_from_store(&self.tables[at].to_table(&mut self.symbols)))
     }
 
-    fn count(&self, name: &str) -> Result<usize, String> {
-        self.tables.get(name).map(MemTable::len).ok_or_else(|| format!("{name}: no such table"))
+    /// Seals every table for SQL; the providers the engine must (re)register.
+    fn seal(&mut self) -> Vec<(String, Arc<MemoryTable>)> {
+        let mut fresh = Vec::new();
+        for table in &mut self.tables {
+            table.seal(&mut self.symbols);
+            if let Some(provider) = table.new_provider() {
+                fresh.push((table.schema().name.clone(), provider));
+            }
+        }
+        fresh
     }
 
     fn counters(&self) -> K {
-        let held: u64 = self.tables.values().map(|t| t.len() as u64).sum();
-        let gauges =
-            [("replayed", self.replayed), ("rowsHeld", held), ("partitionsWritten", self.written.len() as u64)];
+        let held: u64 = self.tables.iter().map(|t| t.len() as u64).sum();
+        let gauges = [
+            ("replayed", self.replayed),
+            ("rowsHeld", held),
+            ("symbols", self.symbols.len() as u64),
+            ("partitionsWritten", self.written.len() as u64),
+        ];
         let hops = [("rdbrecv", &self.rdbrecv), ("rdbupd", &self.rdbupd), ("feed2rdb", &self.feed_to_rdb)];
         counters_dict(&self.counters, &gauges, &hops)
+    }
+}
+
+/// The RDB's answers: q's built-in forms under the state's lock, SQL through an
+/// engine over the tables' providers (sealed first, so SQL sees every row received).
+struct RdbQueries {
+    state: Arc<RwLock<RdbState>>,
+    engine: Engine,
+}
+
+impl RdbQueries {
+    fn write(&self) -> Result<std::sync::RwLockWriteGuard<'_, RdbState>, String> {
+        self.state.write().map_err(|_| "the RDB's tables are unavailable".to_string())
+    }
+}
+
+impl Queries for RdbQueries {
+    fn table_names(&mut self) -> Result<Vec<String>, String> {
+        let mut names: Vec<String> = self.write()?.row_counts().into_iter().map(|(n, _)| n).collect();
+        names.sort();
+        Ok(names)
+    }
+
+    fn table(&mut self, name: &str) -> Result<Table, String> {
+        self.write()?.table(name)
+    }
+
+    fn count(&mut self, name: &str) -> Result<usize, String> {
+        let state = self.write()?;
+        let at = state.position(name)?;
+        Ok(state.tables[at].len())
+    }
+
+    fn counters(&mut self) -> Result<K, String> {
+        Ok(self.write()?.counters())
+    }
+
+    fn sql(&mut self, statement: &str) -> Result<K, String> {
+        let fresh = self.write()?.seal();
+        for (name, provider) in fresh {
+            self.engine.register_memory_table(&name, provider).map_err(|e| e.to_string())?;
+        }
+        crate::sql::run(&self.engine, statement)
     }
 }
 
@@ -140,7 +214,7 @@ pub fn start(config: RdbConfig) -> Result<RdbHandle, TickError> {
     let mut tp = Connection::connect_timeout(&config.tp, &config.user_password, Duration::from_secs(5))?;
     let answer = tp.sync(&K::string("(.u.sub[`;`];`.u `i`L)"))?;
     let (schema, count, path) = parse_subscription(answer)?;
-    log::line("rdb", &format!("subscribed to {} at {}: tables {}", config.tp, tp.peer(), table_list(&schema)));
+    log::line("rdb", &format!("subscribed to {}: tables {}", config.tp, table_list(&schema)));
     let mut state = RdbState::new(schema);
     if let Some(path) = path {
         replay(&mut state, &path, count)?;
@@ -152,12 +226,15 @@ pub fn start(config: RdbConfig) -> Result<RdbHandle, TickError> {
                 role: "rdb",
                 listen: listen.clone(),
                 credentials: config.credentials.clone(),
-                max_message: strata_ipc::DEFAULT_MAX_MESSAGE,
+                max_message: DEFAULT_MAX_MESSAGE,
                 outbox_limit: 1 << 30,
             })?;
             let addr = server.addr;
-            service::serve("rdb", server, state.clone(), None).map_err(|e| TickError::Other(e.to_string()))?;
-            log::line("rdb", &format!("answering queries on {addr}"));
+            let engine = Engine::new(&crate::sql::engine_options(config.query_memory))
+                .map_err(|e| TickError::Other(format!("rdb: cannot start the SQL engine: {e}")))?;
+            let queries = RdbQueries { state: state.clone(), engine };
+            service::serve("rdb", server, Box::new(queries)).map_err(|e| TickError::Other(e.to_string()))?;
+            log::line("rdb", &format!("answering queries (SQL included) on {addr}"));
             Some(addr)
         }
         None => None,
@@ -213,18 +290,13 @@ fn parse_subscription(answer: K) -> Result<(Schema, u64, Option<PathBuf>), TickE
 fn replay(state: &mut RdbState, path: &Path, count: u64) -> Result<(), TickError> {
     let started = Instant::now();
     let mut rows = 0usize;
+    let now = Clock::default().now_nanos();
     let report = journal::replay(path, Some(count), |index, payload| {
         let bad = |e: String| TickError::Journal(format!("{}: record {index}: {e}", path.display()));
-        let record = decode(payload, false).map_err(|e| bad(e.to_string()))?;
-        let K::List(items) = record else { return Err(bad("not an (upd; table; data) list".into())) };
-        let mut items = items.into_iter();
-        match (items.next(), items.next(), items.next()) {
-            (Some(f), Some(table), Some(data)) if f.as_text() == Some("upd") => {
-                rows += state.upd(&table, data).map_err(bad)?;
-                Ok(())
-            }
-            _ => Err(bad("not an (upd; table; data) list".into())),
-        }
+        let record = view(payload).map_err(|e| bad(e.to_string()))?;
+        let (table, data, _) = update_message(&record).ok_or_else(|| bad("not an (upd; table; data) list".into()))?;
+        rows += state.upd(table, &data, now).map_err(bad)?.0;
+        Ok(())
     })?;
     state.replayed = report.records;
     let short = if report.records < count {
@@ -244,11 +316,17 @@ fn replay(state: &mut RdbState, path: &Path, count: u64) -> Result<(), TickError
     Ok(())
 }
 
+/// What one published message asked of the RDB, beyond updates applied in place.
+enum Control {
+    EndOfDay(Date),
+}
+
 fn subscribe_loop(mut tp: Connection, state: &RwLock<RdbState>, config: &RdbConfig) -> Result<(), TickError> {
+    let poisoned = || TickError::Other("RDB state poisoned".into());
     loop {
-        let message = match tp.receive() {
-            Ok(Some((_, value))) => value,
-            Ok(None) => {
+        match tp.reader().fill() {
+            Ok(true) => {}
+            Ok(false) => {
                 log::line("rdb", &format!("tickerplant {} closed the connection", config.tp));
                 return Ok(());
             }
@@ -256,49 +334,73 @@ fn subscribe_loop(mut tp: Connection, state: &RwLock<RdbState>, config: &RdbConf
                 log::line("rdb", &format!("tickerplant {}: {e}", config.tp));
                 return Err(e.into());
             }
-        };
+        }
+        // Everything one read brought is applied under one lock; receipt time is
+        // when the read returned.
         let now = Clock::default().now_nanos();
         let received = clock::kdb_timestamp(now);
-        let K::List(items) = message else {
-            log::line("rdb", &format!("ignored a {} from the tickerplant", message.describe()));
-            continue;
-        };
-        let mut items = items.into_iter();
-        let (f, a, b, stamp) = (items.next(), items.next(), items.next(), items.next());
-        match (f.as_ref().and_then(K::as_text), a, b) {
-            (Some("upd"), Some(table), Some(data)) => {
-                let started = Instant::now();
-                let sent_at = first_time(&data);
-                let mut guard = state.write().map_err(|_| TickError::Other("RDB state poisoned".into()))?;
-                if let Some(t) = sent_at {
-                    guard.feed_to_rdb.record_nanos((clock::time_of_day(now) - t).max(0) as u64);
-                }
+        let time_of_day = clock::time_of_day(now);
+        let mut control = Vec::new();
+        {
+            let mut guard = state.write().map_err(|_| poisoned())?;
+            let mut started = Instant::now();
+            while let Some((header, raw)) = tp.reader().next_buffered()? {
                 guard.counters.messages += 1;
-                if let Err(e) = guard.upd(&table, data) {
-                    guard.counters.rejected += 1;
-                    log::line("rdb", &format!("refused an update: {e}"));
+                guard.counters.bytes += header.len as u64;
+                let body = match plain_body(&header, raw, DEFAULT_MAX_MESSAGE) {
+                    Ok(body) => body,
+                    Err(e) => {
+                        guard.counters.malformed += 1;
+                        log::line("rdb", &format!("ignored a malformed message from the tickerplant: {e}"));
+                        continue;
+                    }
+                };
+                let message = match view(&body) {
+                    Ok(message) => message,
+                    Err(e) => {
+                        guard.counters.malformed += 1;
+                        log::line("rdb", &format!("ignored a malformed message from the tickerplant: {e}"));
+                        continue;
+                    }
+                };
+                if let Some((table, data, stamp)) = update_message(&message) {
+                    match guard.upd(table, &data, now) {
+                        Ok((_, first_time)) => {
+                            guard.feed_to_rdb.record_nanos((time_of_day - first_time).max(0) as u64);
+                            if let Some(sent) = stamp {
+                                guard.rdbrecv.record_nanos((received - sent).max(0) as u64);
+                            }
+                        }
+                        Err(e) => {
+                            guard.counters.rejected += 1;
+                            log::line("rdb", &format!("refused an update: {e}"));
+                        }
+                    }
+                    let done = Instant::now();
+                    guard.rdbupd.record(done - started);
+                    started = done;
+                } else {
+                    match strata_ipc::view::to_value(&message) {
+                        Ok(K::List(items)) if items.len() == 2 && items[0].as_text() == Some(".u.end") => {
+                            match items[1] {
+                                K::Atom(Atom::Date(d)) => control.push(Control::EndOfDay(Date(d + EPOCH_OFFSET_DAYS))),
+                                ref other => log::line("rdb", &format!("ignored .u.end with a {}", other.describe())),
+                            }
+                        }
+                        _ => log::line("rdb", &format!("ignored a {} from the tickerplant", message.describe())),
+                    }
                 }
-                guard.rdbupd.record(started.elapsed());
-                if let Some(K::Atom(Atom::Timestamp(sent))) = stamp {
-                    guard.rdbrecv.record_nanos((received - sent).max(0) as u64);
+                // End of day runs outside the lock, before anything published after it.
+                if !control.is_empty() {
+                    break;
                 }
             }
-            (Some(".u.end"), Some(K::Atom(Atom::Date(d))), _) => {
-                end_of_day(state, config, Date(d + EPOCH_OFFSET_DAYS))?
-            }
-            (name, ..) => log::line("rdb", &format!("ignored a message from the tickerplant: {name:?}")),
         }
-    }
-}
-
-/// The first `time` value of a published table, when it is a timespan.
-fn first_time(data: &K) -> Option<i64> {
-    match data {
-        K::Table(t) => match t.column("time") {
-            Some(K::Vector(strata_ipc::Vector::Timespan(v), _)) => v.first().copied(),
-            _ => None,
-        },
-        _ => None,
+        for step in control {
+            match step {
+                Control::EndOfDay(date) => end_of_day(state, config, date)?,
+            }
+        }
     }
 }
 
@@ -306,9 +408,10 @@ fn first_time(data: &K) -> Option<i64> {
 /// the HDBs to reload.
 fn end_of_day(state: &RwLock<RdbState>, config: &RdbConfig, date: Date) -> Result<(), TickError> {
     let started = Instant::now();
-    let mut tables: Vec<(String, Table)> = {
+    let mut tables: Vec<(String, strata_store::Table)> = {
         let mut guard = state.write().map_err(|_| TickError::Other("RDB state poisoned".into()))?;
-        guard.tables.iter_mut().map(|(n, t)| (n.clone(), t.take())).collect()
+        let RdbState { tables, symbols, .. } = &mut *guard;
+        tables.iter_mut().map(|t| (t.schema().name.clone(), t.take(symbols))).collect()
     };
     tables.sort_by_key(|(_, t)| std::cmp::Reverse(t.len()));
     let db = Database::open(&config.db)?;
@@ -319,8 +422,7 @@ fn end_of_day(state: &RwLock<RdbState>, config: &RdbConfig, date: Date) -> Resul
             sort_by: vec!["sym".into(), "time".into()],
             attributes: vec![("sym".into(), Attribute::Parted)],
         };
-        let store = table_to_store(table)?;
-        db.write_table(&TableLocation::Partition(date, name.clone()), &store, &how)?;
+        db.write_table(&TableLocation::Partition(date, name.clone()), table, &how)?;
         written.push(format!("{name} ({} rows)", table.len()));
     }
     state.write().map_err(|_| TickError::Other("RDB state poisoned".into()))?.written.push(date);

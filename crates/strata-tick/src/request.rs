@@ -3,7 +3,9 @@
 //! (`".u.sub[`;`]"`, `"(.u.sub[`;`];`.u `i`L)"`, `"count trade"`). Strata does not
 //! run q: the text forms understood are calls `f[a;b]`, `f x`, names, parenthesised
 //! lists of those, `` `ns `a`b `` (several names in a namespace), and literals
-//! (symbols, strings, integers, dates). Anything else is an error naming the text.
+//! (symbols, strings, integers, dates). Text that is a SQL statement ([`is_sql`]) is
+//! a call of `.s.e` with that text, as kdb+'s SQL interface has it. Anything else is
+//! an error naming the text.
 
 use strata_ipc::{Atom, K, Vector};
 
@@ -34,7 +36,13 @@ impl Request {
                 // "{x}" in that position is not supported.
                 Ok(Request::Call(name.trim().to_string(), items.into_iter().map(Request::Value).collect()))
             }
-            K::Vector(Vector::Char(text), _) => parse(&String::from_utf8_lossy(&text)),
+            K::Vector(Vector::Char(text), _) => {
+                let text = String::from_utf8_lossy(&text);
+                if is_sql(&text) {
+                    return Ok(Request::Call(".s.e".into(), vec![Request::Value(K::string(&text))]));
+                }
+                parse(&text)
+            }
             K::Atom(Atom::Symbol(name)) => Ok(Request::Call(name, Vec::new())),
             other => Err(format!("cannot evaluate a {}", other.describe())),
         }
@@ -50,6 +58,19 @@ impl Request {
             }
             Request::List(items) => Ok(K::List(items.into_iter().map(|r| r.eval(call)).collect::<Result<_, _>>()?)),
         }
+    }
+}
+
+/// Whether `text` is a SQL statement: its first word is a SQL keyword that starts a
+/// query (`SELECT`, `WITH`, `EXPLAIN`, `SHOW`, `DESCRIBE`, `VALUES`, in any case),
+/// and it is not q's own `select from t`.
+pub fn is_sql(text: &str) -> bool {
+    let text = text.trim_start();
+    let first: String = text.chars().take_while(char::is_ascii_alphabetic).collect();
+    match first.to_ascii_lowercase().as_str() {
+        "select" => !(first == "select" && text[first.len()..].split_whitespace().next() == Some("from")),
+        "with" | "explain" | "show" | "describe" | "values" => true,
+        _ => false,
     }
 }
 
@@ -239,6 +260,27 @@ mod tests {
         assert_eq!(parse("\\l .").unwrap(), call("\\l", vec![Request::Value(K::string("."))]));
         assert!(parse("{x+y}").unwrap_err().contains("character 1"));
         assert_eq!(parse("sql \"SELECT 1\"").unwrap(), call("sql", vec![Request::Value(K::string("SELECT 1"))]));
+    }
+
+    #[test]
+    fn sql_text_is_a_call_of_s_e() {
+        for text in [
+            "SELECT 1",
+            "select sym,count(*) from trade group by sym",
+            " with x as (select 1) select * from x",
+            "select*from t",
+        ] {
+            assert!(is_sql(text), "{text}");
+            let request = Request::from_message(K::string(text)).unwrap();
+            assert_eq!(request, call(".s.e", vec![Request::Value(K::string(text))]));
+        }
+        for text in ["select from trade", "count trade", "tables[]", "selected", ".s.e[\"select 1\"]"] {
+            assert!(!is_sql(text), "{text}");
+        }
+        assert_eq!(
+            parse("select from trade").unwrap(),
+            call("select", vec![call("from", vec![call("trade", vec![])])])
+        );
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! Table schemas for a tickerplant, and turning each `upd` into columns that fit.
+//! Table schemas for a tickerplant: which columns each table has and of what types
+//! ([`crate::update`] checks every `upd` against them).
 //!
 //! A schema file has one table per line: its name, then `column:type` pairs, with
 //! kdb+'s type names or letters (`timespan`/`n`, `symbol`/`s`, `float`/`f`, ...,
@@ -12,10 +13,9 @@
 
 use std::path::Path;
 
-use strata_ipc::{Atom, Attribute, K, Table, Vector, value::type_name};
+use strata_ipc::{Attribute, K, Table, Vector, value::type_name};
 use strata_store::ColumnType;
 
-use crate::clock;
 use crate::error::TickError;
 
 /// How one column's values travel: a typed vector, or a list of strings.
@@ -28,7 +28,8 @@ pub enum ColumnKind {
 }
 
 impl ColumnKind {
-    fn name(self) -> &'static str {
+    /// kdb+'s name of the type (`float`, ...), or `string`.
+    pub fn name(self) -> &'static str {
         match self {
             ColumnKind::Vector(code) => type_name(code),
             ColumnKind::Strings => "string",
@@ -57,15 +58,6 @@ pub struct TableSchema {
     pub kinds: Vec<ColumnKind>,
 }
 
-/// Columns that fit a table, ready to log and publish.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Update {
-    /// One column per schema column, each `rows` long.
-    pub columns: Vec<K>,
-    /// Rows in the update.
-    pub rows: usize,
-}
-
 impl TableSchema {
     /// The empty table, with `g#` on `sym` as kdb+tick hands it to subscribers.
     pub fn empty_table(&self) -> Table {
@@ -84,108 +76,6 @@ impl TableSchema {
             })
             .collect();
         Table::new(columns).expect("empty columns")
-    }
-
-    fn describe_columns(&self) -> String {
-        self.columns.join(" ")
-    }
-
-    /// Turns the data of `upd[table; x]` into whole columns. `x` may be one row (a
-    /// list of atoms), a list of columns, or a table, with or without the `time`
-    /// column; a missing time column is filled with `now_nanos` (local time). Any
-    /// mismatch is an error naming the table, the column, and what was expected.
-    pub fn normalize(&self, x: K, now_nanos: i64) -> Result<Update, String> {
-        let items = match x {
-            K::Table(t) => {
-                let (names, columns) = t.into_parts();
-                let expected =
-                    if names.len() + 1 == self.columns.len() { &self.columns[1..] } else { &self.columns[..] };
-                if names != expected {
-                    return Err(format!(
-                        "{}: table columns ({}) do not match the schema ({})",
-                        self.name,
-                        names.join(" "),
-                        self.describe_columns()
-                    ));
-                }
-                columns
-            }
-            K::List(items) => items,
-            other => {
-                return Err(format!(
-                    "{}: expected a row, a list of columns or a table, got a {}",
-                    self.name,
-                    other.describe()
-                ));
-            }
-        };
-        let full = self.columns.len();
-        let with_time = match items.len() {
-            n if n == full => true,
-            n if n + 1 == full => false,
-            n => {
-                return Err(format!(
-                    "{}: expected {full} columns ({}) or {} without time, got {n}",
-                    self.name,
-                    self.describe_columns(),
-                    full - 1
-                ));
-            }
-        };
-        let sym_item = &items[if with_time { 1 } else { 0 }];
-        let single_row = matches!(sym_item, K::Atom(_));
-        let rows = if single_row { 1 } else { sym_item.count() };
-        let mut columns = Vec::with_capacity(full);
-        if !with_time {
-            columns.push(self.time_column(rows, now_nanos));
-        }
-        let offset = if with_time { 0 } else { 1 };
-        for (i, item) in items.into_iter().enumerate() {
-            let (name, kind) = (&self.columns[i + offset], self.kinds[i + offset]);
-            let column = if single_row { enlist(item, kind) } else { Some(item).filter(|c| fits(c, kind)) };
-            let column = column.ok_or_else(|| {
-                format!(
-                    "{}: column {name} expects {} {}",
-                    self.name,
-                    kind.name(),
-                    if single_row { "atom" } else { "vector" }
-                )
-            })?;
-            if column.count() != rows {
-                return Err(format!("{}: column {name} has {} rows, sym has {rows}", self.name, column.count()));
-            }
-            columns.push(column);
-        }
-        Ok(Update { columns, rows })
-    }
-
-    fn time_column(&self, rows: usize, now_nanos: i64) -> K {
-        let vector = match self.kinds[0] {
-            ColumnKind::Vector(12) => Vector::Timestamp(vec![clock::kdb_timestamp(now_nanos); rows]),
-            _ => Vector::Timespan(vec![clock::time_of_day(now_nanos); rows]),
-        };
-        K::vector(vector)
-    }
-}
-
-/// Whether `column` is a whole column of `kind`.
-fn fits(column: &K, kind: ColumnKind) -> bool {
-    match (column, kind) {
-        (K::Vector(v, _), ColumnKind::Vector(code)) => v.code() == code,
-        (K::List(items), ColumnKind::Strings) => items.iter().all(|i| matches!(i, K::Vector(Vector::Char(_), _))),
-        // An empty general list is q's untyped empty: it fits any column.
-        (K::List(items), _) => items.is_empty(),
-        _ => false,
-    }
-}
-
-/// One row's value as a one-row column, if it has the column's type.
-fn enlist(item: K, kind: ColumnKind) -> Option<K> {
-    match (item, kind) {
-        (K::Atom(a), ColumnKind::Vector(code)) if a.code() == code => Some(K::vector(a.enlist())),
-        (K::Vector(Vector::Char(c), _), ColumnKind::Strings) => Some(K::List(vec![K::vector(Vector::Char(c))])),
-        (K::Atom(Atom::Char(c)), ColumnKind::Strings) => Some(K::List(vec![K::vector(Vector::Char(vec![c]))])),
-        _ => None,
     }
 }
 
@@ -287,52 +177,6 @@ impl Schema {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn trade() -> Schema {
-        Schema::parse("sym", "# the seed's trade\ntrade time:timespan sym:symbol price:float size:int note:string\n")
-            .unwrap()
-    }
-
-    #[test]
-    fn rows_columns_and_tables_normalize() {
-        let schema = trade();
-        let t = schema.table("trade").unwrap();
-        let row = K::List(vec![K::symbol("IBM"), K::Atom(Atom::Float(1.5)), K::Atom(Atom::Int(100)), K::string("hi")]);
-        let update = t.normalize(row, 5 * clock::DAY_NANOS + 42).unwrap();
-        assert_eq!(update.rows, 1);
-        assert_eq!(update.columns[0], K::vector(Vector::Timespan(vec![42])), "time added");
-        assert_eq!(update.columns[4], K::List(vec![K::string("hi")]));
-        let columns = K::List(vec![
-            K::vector(Vector::Timespan(vec![1, 2])),
-            K::symbols(["A", "B"]),
-            K::vector(Vector::Float(vec![1.0, 2.0])),
-            K::vector(Vector::Int(vec![1, 2])),
-            K::List(vec![K::string("a"), K::string("b")]),
-        ]);
-        let update = t.normalize(columns.clone(), 0).unwrap();
-        assert_eq!(update.rows, 2);
-        let K::List(items) = columns else { unreachable!() };
-        let table = Table::new(t.columns.iter().cloned().zip(items).collect()).unwrap();
-        assert_eq!(t.normalize(K::Table(table), 0).unwrap(), update);
-    }
-
-    #[test]
-    fn mismatches_name_the_column() {
-        let schema = trade();
-        let t = schema.table("trade").unwrap();
-        let wrong_type = K::List(vec![K::symbol("IBM"), K::Atom(Atom::Long(1)), K::Atom(Atom::Int(1)), K::string("")]);
-        assert_eq!(t.normalize(wrong_type, 0).unwrap_err(), "trade: column price expects float atom");
-        let short = K::List(vec![K::symbol("IBM")]);
-        assert!(t.normalize(short, 0).unwrap_err().contains("expected 5 columns (time sym price size note)"));
-        let ragged = K::List(vec![
-            K::symbols(["A", "B"]),
-            K::vector(Vector::Float(vec![1.0])),
-            K::vector(Vector::Int(vec![1, 2])),
-            K::List(vec![K::string("a"), K::string("b")]),
-        ]);
-        assert_eq!(t.normalize(ragged, 0).unwrap_err(), "trade: column price has 1 rows, sym has 2");
-        assert!(t.normalize(K::Identity, 0).unwrap_err().contains("got a (::)"));
-    }
 
     #[test]
     fn schema_files_follow_kdb_tick_rules() {

@@ -1,26 +1,30 @@
 //! The network side of every tick process: a listener whose connections each get a
-//! reader thread (handshake, then whole messages into one bounded event queue that a
-//! single core thread drains) and a writer thread fed by a byte-bounded [`Outbox`].
+//! reader thread (handshake, then whole messages, as many as one read brings, into one
+//! bounded event queue that a single core thread drains) and a writer thread fed by a
+//! byte-bounded [`Outbox`].
 //!
-//! Bounds: the event queue holds [`EVENT_QUEUE`] messages (a full queue stops the
-//! readers, so TCP pushes back on publishers); each outbox holds at most its
-//! configured bytes, and a peer that does not read is dropped before passing it.
+//! Bounds: the event queue holds [`EVENT_QUEUE`] batches of messages, each what one
+//! read returned (at most [`strata_ipc::reader::CHUNK`] bytes, or one larger message);
+//! a full queue stops the readers, so TCP pushes back on publishers. Each outbox holds
+//! at most its configured bytes, and a peer that does not read is dropped before
+//! passing it.
 
-use std::io::{BufReader, BufWriter, Write};
+use std::io::{BufWriter, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender, TrySendError, bounded};
-use strata_ipc::{Credentials, Header, IpcError, K, MessageKind, decode_body, encode_message, handshake, read_frame};
+use strata_ipc::reader::FrameReader;
+use strata_ipc::{Credentials, HEADER_LEN, Header, K, MessageKind, encode_message, handshake};
 
 use crate::error::TickError;
 use crate::log;
 
-/// Messages waiting for the core thread, across all connections.
-pub const EVENT_QUEUE: usize = 16_384;
+/// Batches of messages waiting for the core thread, across all connections.
+pub const EVENT_QUEUE: usize = 512;
 /// Frames waiting in one outbox (besides its byte bound).
 const OUTBOX_FRAMES: usize = 1 << 20;
 /// How long a new connection has to complete its handshake.
@@ -43,28 +47,12 @@ pub enum Event {
         /// Where to send it messages.
         outbox: Outbox,
     },
-    /// A whole, decoded message.
-    Message {
+    /// Whole messages from one read of a connection, in the order sent.
+    Frames {
         /// The connection.
         id: ConnId,
-        /// Async, sync or response.
-        kind: MessageKind,
-        /// The value.
-        value: K,
-        /// Bytes on the wire.
-        bytes: usize,
-        /// When the reader had it.
-        received: Instant,
-    },
-    /// A message whose body did not decode; the connection stays usable because
-    /// the header said where the message ended.
-    Malformed {
-        /// The connection.
-        id: ConnId,
-        /// Whether the sender waits for a reply.
-        kind: MessageKind,
-        /// What was wrong.
-        error: String,
+        /// The messages.
+        frames: Frames,
     },
     /// The connection ended.
     Closed {
@@ -73,6 +61,38 @@ pub enum Event {
         /// Why.
         reason: String,
     },
+}
+
+/// Messages read together: each one's header and body (the bytes after the header,
+/// as sent: possibly compressed, possibly big-endian).
+#[derive(Debug, Default)]
+pub struct Frames {
+    bodies: Vec<u8>,
+    /// Each message's header and where its body starts in `bodies`.
+    spans: Vec<(Header, usize)>,
+}
+
+impl Frames {
+    /// Adds one message.
+    pub fn push(&mut self, header: Header, body: &[u8]) {
+        self.spans.push((header, self.bodies.len()));
+        self.bodies.extend_from_slice(body);
+    }
+
+    /// Messages held.
+    pub fn len(&self) -> usize {
+        self.spans.len()
+    }
+
+    /// Whether no message is held.
+    pub fn is_empty(&self) -> bool {
+        self.spans.is_empty()
+    }
+
+    /// Each message's header and body, in order.
+    pub fn iter(&self) -> impl Iterator<Item = (Header, &[u8])> {
+        self.spans.iter().map(|&(header, start)| (header, &self.bodies[start..start + header.len - HEADER_LEN]))
+    }
 }
 
 /// Why a frame was not queued.
@@ -94,7 +114,7 @@ pub enum OutboxError {
 #[derive(Clone, Debug)]
 pub struct Outbox {
     id: ConnId,
-    tx: Sender<Arc<Vec<u8>>>,
+    tx: Sender<Vec<u8>>,
     queued: Arc<AtomicUsize>,
     limit: usize,
     remote: bool,
@@ -123,8 +143,8 @@ impl Outbox {
         self.sent_bytes.load(Ordering::Relaxed)
     }
 
-    /// Queues a framed message.
-    pub fn send(&self, frame: Arc<Vec<u8>>) -> Result<(), OutboxError> {
+    /// Queues framed messages (one or several end to end).
+    pub fn send(&self, frame: Vec<u8>) -> Result<(), OutboxError> {
         let len = frame.len();
         let queued = self.queued.fetch_add(len, Ordering::AcqRel);
         if queued + len > self.limit {
@@ -145,7 +165,7 @@ impl Outbox {
 
     /// Encodes and queues `value` as a message of `kind`.
     pub fn send_value(&self, kind: MessageKind, value: &K) -> Result<(), OutboxError> {
-        self.send(Arc::new(encode_message(kind, value, self.remote)))
+        self.send(encode_message(kind, value, self.remote))
     }
 
     /// Closes the connection (both directions); its reader reports `Closed`.
@@ -236,7 +256,7 @@ fn serve_connection(id: ConnId, mut stream: TcpStream, config: &ServerConfig, tx
     let _ = stream.set_read_timeout(None);
     let _ = stream.set_nodelay(true);
     let (Ok(write_half), Ok(read_half)) = (stream.try_clone(), stream.try_clone()) else { return };
-    let (frames_tx, frames_rx) = bounded::<Arc<Vec<u8>>>(OUTBOX_FRAMES);
+    let (frames_tx, frames_rx) = bounded::<Vec<u8>>(OUTBOX_FRAMES);
     let outbox = Outbox {
         id,
         tx: frames_tx,
@@ -259,31 +279,33 @@ fn serve_connection(id: ConnId, mut stream: TcpStream, config: &ServerConfig, tx
 }
 
 fn read_loop(id: ConnId, stream: TcpStream, max_message: usize, tx: &Sender<Event>) -> String {
-    let mut reader = BufReader::with_capacity(1 << 16, stream);
-    let mut buf = Vec::new();
+    let mut reader = FrameReader::new(stream, max_message);
     loop {
-        let header: Header = match read_frame(&mut reader, &mut buf, max_message) {
-            Ok(Some(h)) => h,
-            Ok(None) => return "closed by peer".into(),
+        match reader.fill() {
+            Ok(true) => {}
+            Ok(false) => return "closed by peer".into(),
             Err(e) if e.is_disconnect() => return "closed by peer".into(),
             // A bad header loses the message boundary: the stream cannot continue.
             Err(e) => return e.to_string(),
-        };
-        let received = Instant::now();
-        let event = match decode_body(&header, &buf, max_message) {
-            Ok(value) => Event::Message { id, kind: header.kind, value, bytes: header.len, received },
-            Err(e @ (IpcError::Decode { .. } | IpcError::Header(_))) => {
-                Event::Malformed { id, kind: header.kind, error: e.to_string() }
+        }
+        let mut frames = Frames::default();
+        let ended = loop {
+            match reader.next_buffered() {
+                Ok(Some((header, body))) => frames.push(header, body),
+                Ok(None) => break None,
+                Err(e) => break Some(e.to_string()),
             }
-            Err(e) => return e.to_string(),
         };
-        if tx.send(event).is_err() {
+        if !frames.is_empty() && tx.send(Event::Frames { id, frames }).is_err() {
             return "server stopping".into();
+        }
+        if let Some(reason) = ended {
+            return reason;
         }
     }
 }
 
-fn write_loop(stream: TcpStream, frames: Receiver<Arc<Vec<u8>>>, queued: Arc<AtomicUsize>, sent: Arc<AtomicU64>) {
+fn write_loop(stream: TcpStream, frames: Receiver<Vec<u8>>, queued: Arc<AtomicUsize>, sent: Arc<AtomicU64>) {
     let mut writer = BufWriter::with_capacity(1 << 16, stream);
     while let Ok(frame) = frames.recv() {
         let mut batch = vec![frame];

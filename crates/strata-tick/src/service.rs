@@ -1,28 +1,23 @@
 //! The query side of an RDB or HDB: one thread answers every client's requests in
-//! arrival order against shared tables, replying to sync requests and logging
-//! refused async ones.
+//! arrival order ([`crate::query`]), replying to sync requests and logging refused
+//! async ones. A request that fails, in any way, is an error reply; the thread goes
+//! on serving.
 
 use std::collections::HashMap;
-use std::sync::{Arc, RwLock};
 use std::thread::JoinHandle;
 
-use strata_ipc::{K, MessageKind};
+use strata_ipc::{DEFAULT_MAX_MESSAGE, K, MessageKind, decode_body};
 
 use crate::log;
-use crate::query::{TableSource, answer};
+use crate::query::{Queries, answer};
 use crate::request::Request;
 use crate::server::{Event, Outbox, Server};
 
-/// Names that ask a process to reload its tables (`\l .` is what kdb+'s RDB sends).
-pub const RELOAD_CALLS: [&str; 2] = ["\\l", ".strata.reload"];
-
-/// Serves queries from `server`'s clients against `state` until the server stops.
-/// `reload`, when given, answers [`RELOAD_CALLS`].
-pub fn serve<S: TableSource + Send + Sync + 'static>(
+/// Serves queries from `server`'s clients with `queries` until the server stops.
+pub fn serve(
     role: &'static str,
     server: Server,
-    state: Arc<RwLock<S>>,
-    mut reload: Option<Box<dyn FnMut() -> Result<K, String> + Send>>,
+    mut queries: Box<dyn Queries + Send>,
 ) -> std::io::Result<JoinHandle<()>> {
     std::thread::Builder::new().name(format!("{role}-queries")).spawn(move || {
         let mut clients: HashMap<u64, Outbox> = HashMap::new();
@@ -36,16 +31,14 @@ pub fn serve<S: TableSource + Send + Sync + 'static>(
                     clients.remove(&id);
                     log::line(role, &format!("query connection {id} closed: {reason}"));
                 }
-                Event::Malformed { id, kind, error } => reply(role, &clients, id, kind, Err(error)),
-                Event::Message { id, kind, value, .. } => {
-                    let result = Request::from_message(value).and_then(|request| match (&request, reload.as_mut()) {
-                        (Request::Call(name, _), Some(reload)) if RELOAD_CALLS.contains(&name.as_str()) => reload(),
-                        _ => {
-                            let guard = state.read().map_err(|_| "tables are unavailable".to_string())?;
-                            answer(&*guard, request)
-                        }
-                    });
-                    reply(role, &clients, id, kind, result);
+                Event::Frames { id, frames, .. } => {
+                    for (header, body) in frames.iter() {
+                        let result = decode_body(&header, body, DEFAULT_MAX_MESSAGE)
+                            .map_err(|e| e.to_string())
+                            .and_then(Request::from_message)
+                            .and_then(|request| answer(queries.as_mut(), request));
+                        reply(role, &clients, id, header.kind, result);
+                    }
                 }
             }
         }

@@ -2,11 +2,17 @@
 //! publishes to subscribers (at once, or on a timer with `batch`), and rolls the
 //! journal at end of day, as kdb+tick's `tick.q` does.
 //!
-//! One core thread owns all state and drains the server's event queue in batches;
-//! after each batch the journal is committed (group commit, fsync by policy) and only
-//! then are sync callers answered, so an acknowledged update is in the journal.
+//! One core thread owns all state and drains the server's event queue in batches
+//! (each event is every message one socket read brought). An update is checked and
+//! copied as wire bytes ([`crate::update`]) into the journal's buffer and into each
+//! subscriber's pending messages; after each batch the journal is written, then the
+//! subscribers' messages are handed to their writers, then the journal is synced as
+//! the fsync policy says and only then are sync callers answered, so an acknowledged
+//! update is in the journal and a published one is in the journal file. A request
+//! other than `upd` from a sync caller closes the batch first, so its answer (say
+//! `.u.i` with `.u.sub`) sits in that caller's stream exactly after the updates it
+//! counts.
 
-use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -15,8 +21,10 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError};
+use strata_ipc::frame::plain_body;
 use strata_ipc::value::EPOCH_OFFSET_DAYS;
-use strata_ipc::{Atom, Credentials, K, MessageKind};
+use strata_ipc::view::{View, to_value, view};
+use strata_ipc::{Atom, Credentials, Header, K, MessageKind};
 use strata_store::Date;
 
 use crate::clock::{self, Clock};
@@ -24,14 +32,14 @@ use crate::counters::{Latency, counters_dict};
 use crate::error::TickError;
 use crate::journal::{FsyncPolicy, Journal, WriteMode, journal_path};
 use crate::log;
-use crate::memtable::MemTable;
-use crate::pubsub::{Publisher, SlowPolicy, encode_upd_columns};
+use crate::pubsub::{Publisher, SlowPolicy};
 use crate::request::Request;
 use crate::schema::Schema;
-use crate::server::{ConnId, Event, Server, ServerConfig};
+use crate::server::{ConnId, Event, Frames, Server, ServerConfig};
+use crate::update::{WireColumns, journal_record, update_message};
 
-/// Events handled before the journal is committed and sync callers answered.
-const MAX_BATCH: usize = 4096;
+/// Messages handled before the journal is committed and sync callers answered.
+const MAX_BATCH: usize = 16_384;
 
 /// How a tickerplant runs.
 #[derive(Clone, Debug)]
@@ -64,14 +72,14 @@ pub struct TickerplantConfig {
 
 impl TickerplantConfig {
     /// Defaults as `strata tp` has them: port 5010 on every interface, zero-latency
-    /// publishing, per-update writes without fsync, 64 MiB per subscriber.
+    /// publishing, group commit without fsync, 64 MiB per subscriber.
     pub fn new(schema: Schema, journal_dir: Option<PathBuf>) -> TickerplantConfig {
         TickerplantConfig {
             schema,
             journal_dir,
             listen: "0.0.0.0:5010".into(),
             batch: None,
-            write_mode: WriteMode::PerUpdate,
+            write_mode: WriteMode::Group,
             fsync: FsyncPolicy::None,
             clock: Clock::default(),
             credentials: None,
@@ -139,9 +147,15 @@ struct Tickerplant {
     /// Journal records whose data subscribers have (`.u.i`); in batch mode the rest
     /// are still buffered.
     published_records: u64,
-    buffers: BTreeMap<String, MemTable>,
+    /// Per table (schema order), the update being checked.
+    scratch: Vec<WireColumns>,
+    /// Per table, rows waiting for the publish timer (batch mode).
+    buffers: Vec<WireColumns>,
     last_flush: Instant,
     responses: Vec<(ConnId, K)>,
+    /// Per update of the batch: nanoseconds spent on its journal record and on
+    /// its messages; the batch's write and hand-off are shared out at commit.
+    costs: Vec<(u64, u64)>,
     tplog: Latency,
     tppub: Latency,
 }
@@ -149,7 +163,8 @@ struct Tickerplant {
 impl Tickerplant {
     fn new(config: TickerplantConfig) -> Result<Tickerplant, TickError> {
         let date = config.clock.today();
-        let buffers = config.schema.tables.iter().map(|t| (t.name.clone(), MemTable::new(t.clone()))).collect();
+        let scratch: Vec<WireColumns> =
+            config.schema.tables.iter().map(|t| WireColumns::new(t.columns.len())).collect();
         let publisher = Publisher::new("tp", config.schema.clone(), config.slow_policy);
         let mut tp = Tickerplant {
             config,
@@ -157,9 +172,11 @@ impl Tickerplant {
             journal: None,
             date,
             published_records: 0,
-            buffers,
+            buffers: scratch.clone(),
+            scratch,
             last_flush: Instant::now(),
             responses: Vec::new(),
+            costs: Vec::new(),
             tplog: Latency::default(),
             tppub: Latency::default(),
         };
@@ -191,10 +208,10 @@ impl Tickerplant {
         while !stop.load(Ordering::Acquire) {
             match events.recv_timeout(self.next_timer()) {
                 Ok(event) => {
-                    self.handle(event);
-                    for _ in 1..MAX_BATCH {
+                    let mut handled = self.handle(event)?;
+                    while handled < MAX_BATCH {
                         match events.try_recv() {
-                            Ok(event) => self.handle(event),
+                            Ok(event) => handled += self.handle(event)?,
                             Err(_) => break,
                         }
                     }
@@ -202,10 +219,11 @@ impl Tickerplant {
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => break,
             }
-            self.commit()?;
+            self.commit();
             self.timers()?;
         }
         self.flush_batch();
+        self.commit();
         if let Some(journal) = &mut self.journal {
             journal.sync()?;
         }
@@ -220,29 +238,78 @@ impl Tickerplant {
         eod.min(batch).min(Duration::from_millis(100))
     }
 
-    fn handle(&mut self, event: Event) {
+    /// Handles one event; returns the messages it held.
+    fn handle(&mut self, event: Event) -> Result<usize, TickError> {
         match event {
             Event::Opened { peer, user, outbox, .. } => self.publisher.opened(outbox, peer, user),
             Event::Closed { id, reason } => self.publisher.closed(id, &reason),
-            Event::Malformed { id, kind, error } => {
-                self.publisher.counters.malformed += 1;
-                self.reject(id, kind, error);
-            }
-            Event::Message { id, kind, value, bytes, .. } => {
-                self.publisher.counters.messages += 1;
-                self.publisher.counters.bytes += bytes as u64;
-                let result =
-                    Request::from_message(value).and_then(|r| r.eval(&mut |name, args| self.call(id, name, args)));
-                match result {
-                    Ok(answer) if kind == MessageKind::Sync => self.responses.push((id, answer)),
-                    Ok(_) => {}
+            Event::Frames { id, frames, .. } => return self.messages(id, &frames),
+        }
+        Ok(0)
+    }
+
+    /// Handles the messages one read of connection `id` brought, in order.
+    fn messages(&mut self, id: ConnId, frames: &Frames) -> Result<usize, TickError> {
+        // One clock reading serves every update of the read: the time of receipt.
+        let now = self.config.clock.now_nanos();
+        if clock::date_of(now) > self.date {
+            // Yesterday's buffered rows and journal close before today's first update.
+            self.roll_to(clock::date_of(now))?;
+        }
+        for (header, raw) in frames.iter() {
+            self.publisher.counters.messages += 1;
+            self.publisher.counters.bytes += header.len as u64;
+            let body = match plain_body(&header, raw, self.config.max_message) {
+                Ok(body) => body,
+                Err(e) => {
+                    self.malformed(id, header, e.to_string());
+                    continue;
+                }
+            };
+            let message = match view(&body) {
+                Ok(message) => message,
+                Err(e) => {
+                    self.malformed(id, header, e.to_string());
+                    continue;
+                }
+            };
+            if let Some((table, data, None)) = update_message(&message) {
+                match self.upd(table, &data, now) {
+                    Ok(()) if header.kind == MessageKind::Sync => self.responses.push((id, K::Identity)),
+                    Ok(()) => {}
                     Err(error) => {
                         self.publisher.counters.rejected += 1;
-                        self.reject(id, kind, error);
+                        self.reject(id, header.kind, error);
                     }
+                }
+                continue;
+            }
+            if header.kind == MessageKind::Sync {
+                // Close the batch: the answer follows exactly the updates before it.
+                self.commit();
+            }
+            let result = to_value(&message)
+                .map_err(|e| e.to_string())
+                .and_then(Request::from_message)
+                .and_then(|r| r.eval(&mut |name, args| self.call(id, name, args)));
+            match result {
+                Ok(answer) if header.kind == MessageKind::Sync => {
+                    self.responses.push((id, answer));
+                    self.commit();
+                }
+                Ok(_) => {}
+                Err(error) => {
+                    self.publisher.counters.rejected += 1;
+                    self.reject(id, header.kind, error);
                 }
             }
         }
+        Ok(frames.len())
+    }
+
+    fn malformed(&mut self, id: ConnId, header: Header, error: String) {
+        self.publisher.counters.malformed += 1;
+        self.reject(id, header.kind, error);
     }
 
     /// A sync caller gets the error as its reply; an async one gets a log line.
@@ -261,9 +328,12 @@ impl Tickerplant {
         match name {
             "upd" | ".u.upd" => {
                 arity(2)?;
-                let mut args = args.into_iter();
-                let (table, data) = (args.next().expect("2"), args.next().expect("2"));
-                self.upd(&table, data)?;
+                let table = args[0]
+                    .as_text()
+                    .ok_or_else(|| format!("upd: table must be a symbol, got a {}", args[0].describe()))?;
+                let data = strata_ipc::to_bytes(&args[1]);
+                let data = view(&data).map_err(|e| e.to_string())?;
+                self.upd(table, &data, self.config.clock.now_nanos())?;
                 Ok(K::Identity)
             }
             ".u.sub" => {
@@ -289,46 +359,60 @@ impl Tickerplant {
         }
     }
 
-    fn upd(&mut self, table: &K, data: K) -> Result<(), String> {
-        let name = table.as_text().ok_or_else(|| format!("upd: table must be a symbol, got a {}", table.describe()))?;
-        let now = self.config.clock.now_nanos();
-        if clock::date_of(now) > self.date {
-            // Yesterday's buffered rows and journal close before today's first update.
-            self.roll_to(clock::date_of(now)).map_err(|e| e.to_string())?;
-        }
-        let schema = self
-            .config
-            .schema
-            .table(name)
-            .ok_or_else(|| format!("upd: no table {name}; tables: {}", self.table_names().join(" ")))?;
-        let update = schema.normalize(data, now)?;
-        let logged = Instant::now();
-        if let Some(journal) = &mut self.journal {
+    /// `upd[table; data]`: checks the update, journals it, and publishes it (or
+    /// buffers it for the publish timer).
+    fn upd(&mut self, table: &str, data: &View<'_>, now: i64) -> Result<(), String> {
+        let Tickerplant { config, publisher, journal, scratch, buffers, costs, published_records, .. } = self;
+        let at = config.schema.tables.iter().position(|t| t.name == table).ok_or_else(|| {
+            let names: Vec<&str> = config.schema.tables.iter().map(|t| t.name.as_str()).collect();
+            format!("upd: no table {table}; tables: {}", names.join(" "))
+        })?;
+        let schema = &config.schema.tables[at];
+        let update = &mut scratch[at];
+        update.clear();
+        let rows = update.append_update(schema, data, now)?;
+        let logging = Instant::now();
+        if let Some(journal) = journal.as_mut() {
             journal
-                .append_with(|buf| encode_upd_columns(buf, name, &update.columns))
+                .append_with(|buf| journal_record(buf, schema, update))
                 .map_err(|e| format!("journal write failed, update refused: {e}"))?;
         }
-        let published = Instant::now();
-        self.tplog.record(published - logged);
-        self.publisher.counters.updates += 1;
-        self.publisher.counters.rows += update.rows as u64;
-        match self.config.batch {
-            Some(_) => self.buffers.get_mut(name).expect("a buffer per table").append(update.columns, update.rows),
+        let publishing = Instant::now();
+        publisher.counters.updates += 1;
+        publisher.counters.rows += rows as u64;
+        match config.batch {
+            Some(_) => buffers[at].extend(update),
             None => {
-                let stamp = self.config.hop_times.then(|| clock::kdb_timestamp(self.config.clock.now_nanos()));
-                self.publisher.publish(name, &update.columns, stamp);
-                self.tppub.record(published.elapsed());
-                self.published_records = self.journal.as_ref().map_or(0, |j| j.records());
+                let stamp = config.hop_times.then(|| clock::kdb_timestamp(config.clock.now_nanos()));
+                publisher.publish(at, update, stamp);
+                *published_records = journal.as_ref().map_or(0, |j| j.records());
             }
         }
+        let done = Instant::now();
+        costs.push(((publishing - logging).as_nanos() as u64, (done - publishing).as_nanos() as u64));
         Ok(())
     }
 
-    /// Commits the journal, then answers sync callers in order.
-    fn commit(&mut self) -> Result<(), TickError> {
+    /// Ends a batch: writes the journal, hands subscribers their messages, syncs the
+    /// journal as the policy says, then answers sync callers in order.
+    fn commit(&mut self) {
+        let written = Instant::now();
+        let mut failure = None;
         if let Some(journal) = &mut self.journal
+            && let Err(e) = journal.write_pending()
+        {
+            failure = Some(e);
+        }
+        let handed = Instant::now();
+        self.publisher.flush();
+        let synced = Instant::now();
+        if failure.is_none()
+            && let Some(journal) = &mut self.journal
             && let Err(e) = journal.commit(!self.responses.is_empty())
         {
+            failure = Some(e);
+        }
+        if let Some(e) = failure {
             log::line("tp", &format!("journal commit failed: {e}"));
             for (_, answer) in &mut self.responses {
                 *answer = K::Error(format!("journal commit failed: {e}"));
@@ -337,7 +421,14 @@ impl Tickerplant {
         for (id, answer) in std::mem::take(&mut self.responses) {
             self.publisher.send(id, MessageKind::Response, &answer);
         }
-        Ok(())
+        self.publisher.flush();
+        // Each update's share of the batch's one write and one hand-off.
+        let n = self.costs.len().max(1) as u64;
+        let (write, hand_off) = ((handed - written).as_nanos() as u64 / n, (synced - handed).as_nanos() as u64 / n);
+        for (log, publish) in self.costs.drain(..) {
+            self.tplog.record_nanos(log + write);
+            self.tppub.record_nanos(publish + hand_off);
+        }
     }
 
     fn timers(&mut self) -> Result<(), TickError> {
@@ -359,14 +450,15 @@ impl Tickerplant {
             return;
         }
         let stamp = self.config.hop_times.then(|| clock::kdb_timestamp(self.config.clock.now_nanos()));
-        for (name, buffer) in &mut self.buffers {
+        for (at, buffer) in self.buffers.iter_mut().enumerate() {
             if !buffer.is_empty() {
                 let started = Instant::now();
-                let (_, columns) = buffer.take().into_parts();
-                self.publisher.publish(name, &columns, stamp);
+                self.publisher.publish(at, buffer, stamp);
+                buffer.clear();
                 self.tppub.record(started.elapsed());
             }
         }
+        self.publisher.flush();
         self.published_records = self.journal.as_ref().map_or(0, |j| j.records());
     }
 
@@ -381,6 +473,7 @@ impl Tickerplant {
     /// subscriber, move to the next date and open its journal.
     fn end_of_day(&mut self) -> Result<(), TickError> {
         self.flush_batch();
+        self.commit();
         let ended = self.date;
         let told = self.publisher.end_of_day(ended.0 - EPOCH_OFFSET_DAYS);
         let journal = match self.journal.take() {

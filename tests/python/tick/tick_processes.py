@@ -10,7 +10,7 @@ from pathlib import Path
 # PyKX without a licence: IPC only, which is all these tests use.
 os.environ.setdefault("PYKX_UNLICENSED", "1")
 
-SCHEMA = "trade time:timespan sym:symbol price:float size:int cond:char\n"
+SCHEMA = "trade time:timespan sym:symbol price:float size:int cond:char\nquote time:timespan sym:symbol bid:float ask:float\n"
 
 
 def wait_for_port(port: int, proc: subprocess.Popen, seconds: float = 30.0) -> None:
@@ -53,9 +53,13 @@ class Processes:
         return self.start("tp", "--schema", schema, "--journal-dir", self.root / "journal", "--port", port,
                           "--bind", "127.0.0.1", port=port)
 
-    def rdb(self, tp_port: int, port: int) -> subprocess.Popen:
+    def rdb(self, tp_port: int, port: int, hdb_port: int | None = None) -> subprocess.Popen:
+        hdb = ["--hdb", f"127.0.0.1:{hdb_port}"] if hdb_port else []
         return self.start("rdb", "--tp", f"127.0.0.1:{tp_port}", "--db", self.root / "hdb", "--port", port,
-                          "--bind", "127.0.0.1", port=port)
+                          "--bind", "127.0.0.1", *hdb, port=port)
+
+    def hdb(self, port: int) -> subprocess.Popen:
+        return self.start("hdb", "--db", self.root / "hdb", "--port", port, "--bind", "127.0.0.1", port=port)
 
     def stop_all(self) -> None:
         for proc in self.procs:

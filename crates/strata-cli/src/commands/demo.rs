@@ -1,8 +1,10 @@
 //! `strata demo`: the main job. Starts a tickerplant, an RDB and an HDB on loopback,
-//! runs the feed simulator with TAQ-shaped trades, queries the RDB, forces end of
-//! day, queries the HDB, prints counts, timings and per-hop latencies, and shuts
-//! everything down. `strata demo storage` is the storage demo: the built-in trade
-//! table written once per compression spec, then as an end-of-day partition.
+//! runs the feed simulator with TAQ-shaped trades and quotes, queries the RDB with
+//! SQL (VWAP by sym, one-second bars with `xbar`, an as-of join of trades with the
+//! prevailing quote), forces end of day, runs the same SQL on the HDB, prints counts,
+//! answers, timings and per-hop latencies, and shuts everything down. `strata demo
+//! storage` is the storage demo: the built-in trade table written once per
+//! compression spec, then as an end-of-day partition.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -10,9 +12,10 @@ use std::time::{Duration, Instant};
 use clap::{Args, Subcommand};
 use strata_bench::table_write::{self, TableWriteOptions};
 use strata_codec::CompressionSpec;
+use strata_ipc::arrow::table_to_store;
 use strata_ipc::{Atom, Connection, K};
 use strata_store::{Attribute, Database, Date, DbConfig, Durability, TableLocation, TableSpec, TableWrite};
-use strata_tick::feed::{self, FeedConfig};
+use strata_tick::feed::{self, FeedConfig, FeedReport, FeedTable};
 use strata_tick::hdb::{self, HdbConfig};
 use strata_tick::rdb::{self, RdbConfig};
 use strata_tick::schema::Schema;
@@ -30,13 +33,13 @@ pub struct DemoArgs {
     /// Directory for the journal and the HDB (recreated).
     #[arg(long, default_value = "strata-demo")]
     dir: PathBuf,
-    /// Seconds the feed runs.
+    /// Seconds the feeds run.
     #[arg(long, default_value_t = 5.0)]
     seconds: f64,
-    /// Rows per update.
+    /// Trade rows per update (quotes come four times as many).
     #[arg(long, default_value_t = 10)]
     rows: usize,
-    /// Updates per 1 ms timer tick.
+    /// Updates per 1 ms timer tick, per feed.
     #[arg(long, default_value_t = 5)]
     updates: usize,
 }
@@ -71,8 +74,53 @@ pub fn run(args: DemoArgs) -> CliResult {
     }
 }
 
-/// The demo's schema: seed 001's trade table.
-const DEMO_SCHEMA: &str = "trade time:timespan sym:symbol price:float size:int cond:char\n";
+/// The demo's SQL on the RDB (today so far): VWAP by sym, one-second bars of the
+/// busiest sym, and trades joined with the quote prevailing when each happened
+/// (the spread, and how far from the mid each trade paid).
+const RDB_QUERIES: [(&str, &str); 3] = [
+    (
+        "VWAP by sym",
+        "SELECT sym, wavg(size, price) AS vwap, sum(size) AS volume, count(*) AS trades FROM trade \
+         GROUP BY sym ORDER BY volume DESC LIMIT 5",
+    ),
+    (
+        "1 s bars with xbar",
+        "SELECT xbar(INTERVAL '1 second', time) AS bar, first(price ORDER BY time) AS open, max(price) AS high, \
+         min(price) AS low, last(price ORDER BY time) AS close, sum(size) AS volume FROM trade \
+         WHERE sym = (SELECT sym FROM trade GROUP BY sym ORDER BY count(*) DESC LIMIT 1) \
+         GROUP BY bar ORDER BY bar LIMIT 5",
+    ),
+    (
+        "as-of join",
+        "SELECT t.sym, count(*) AS trades, avg(q.ask - q.bid) AS spread, avg(abs(t.price - (q.bid + q.ask) / 2)) AS paid \
+         FROM trade t ASOF JOIN quote q ON t.sym = q.sym AND t.time >= q.time \
+         GROUP BY t.sym ORDER BY trades DESC LIMIT 5",
+    ),
+];
+
+/// The same questions on the HDB, for one date (`{date}`, as `YYYY-MM-DD`).
+const HDB_QUERIES: [(&str, &str); 3] = [
+    (
+        "VWAP by sym",
+        "SELECT date, sym, wavg(size, price) AS vwap, sum(size) AS volume, count(*) AS trades FROM trade \
+         WHERE date = '{date}' GROUP BY date, sym ORDER BY volume DESC LIMIT 5",
+    ),
+    (
+        "1 s bars with xbar",
+        "SELECT xbar(INTERVAL '1 second', time) AS bar, first(price ORDER BY time) AS open, max(price) AS high, \
+         min(price) AS low, last(price ORDER BY time) AS close, sum(size) AS volume FROM trade \
+         WHERE date = '{date}' \
+         AND sym = (SELECT sym FROM trade WHERE date = '{date}' GROUP BY sym ORDER BY count(*) DESC LIMIT 1) \
+         GROUP BY bar ORDER BY bar LIMIT 5",
+    ),
+    (
+        "as-of join",
+        "SELECT t.sym, count(*) AS trades, avg(q.ask - q.bid) AS spread, avg(abs(t.price - (q.bid + q.ask) / 2)) AS paid \
+         FROM (SELECT * FROM trade WHERE date = '{date}') t \
+         ASOF JOIN (SELECT * FROM quote WHERE date = '{date}') q ON t.sym = q.sym AND t.time >= q.time \
+         GROUP BY t.sym ORDER BY trades DESC LIMIT 5",
+    ),
+];
 
 fn run_tick(args: &DemoArgs) -> CliResult {
     if args.dir.exists() {
@@ -81,13 +129,15 @@ fn run_tick(args: &DemoArgs) -> CliResult {
     let (journal, db) = (args.dir.join("journal"), args.dir.join("hdb"));
     std::fs::create_dir_all(&journal)?;
     // End of day compresses with the type-aware spec the storage benchmark favours.
-    let spec = args.dir.join("trade.toml");
+    let spec = args.dir.join("taq.toml");
     std::fs::write(&spec, table_write::typed_spec().to_toml())?;
-    let mut config = TickerplantConfig::new(Schema::parse("sym", DEMO_SCHEMA)?, Some(journal));
+    let schema = format!("{}\n{}\n", FeedTable::Trade.schema_line(0), FeedTable::Quote.schema_line(0));
+    let mut config = TickerplantConfig::new(Schema::parse("taq", &schema)?, Some(journal));
     config.listen = "127.0.0.1:0".into();
     config.hop_times = true;
     let tp = tickerplant::start(config)?;
-    let hdb = hdb::start(HdbConfig { db: db.clone(), listen: "127.0.0.1:0".into(), credentials: None })?;
+    let hdb =
+        hdb::start(HdbConfig { db: db.clone(), listen: "127.0.0.1:0".into(), credentials: None, query_memory: None })?;
     let rdb = rdb::start(RdbConfig {
         tp: tp.addr.to_string(),
         user_password: String::new(),
@@ -96,60 +146,95 @@ fn run_tick(args: &DemoArgs) -> CliResult {
         credentials: None,
         hdbs: vec![hdb.addr.to_string()],
         table_spec: Some(spec),
+        query_memory: None,
     })?;
     let rdb_addr = rdb.addr.expect("the demo RDB listens").to_string();
     println!("tickerplant {}, RDB {rdb_addr}, HDB {} on loopback; data in {}", tp.addr, hdb.addr, args.dir.display());
+    println!("tables: {}", schema.trim().replace('\n', "; "));
 
-    let feed = FeedConfig {
-        tp: tp.addr.to_string(),
-        user_password: String::new(),
-        table: "trade".into(),
-        rows: args.rows.max(1),
-        updates: args.updates,
-        timer: Duration::from_millis(1),
-        extra_columns: 0,
-        duration: Some(Duration::from_secs_f64(args.seconds)),
-        max_updates: None,
-        sync: false,
-        seed: 1,
-        stamp_time: true,
-    };
-    println!("feed: {} rows per update, {} updates per 1 ms tick, for {} s ...", feed.rows, feed.updates, args.seconds);
-    let sent = feed::run(&feed, |_| {})?;
-    println!(
-        "feed sent {} updates, {} rows in {:.2} s ({:.0} rows/s)",
-        sent.updates,
-        sent.rows,
-        sent.seconds,
-        sent.rows as f64 / sent.seconds.max(1e-9)
-    );
+    let feeds: Vec<(FeedTable, usize)> =
+        vec![(FeedTable::Trade, args.rows.max(1)), (FeedTable::Quote, 4 * args.rows.max(1))];
+    for (table, rows) in &feeds {
+        println!(
+            "{} feed: {rows} TAQ rows per update, {} updates per 1 ms tick, for {} s ...",
+            table.name(),
+            args.updates,
+            args.seconds
+        );
+    }
+    let sent = std::thread::scope(|scope| {
+        let running: Vec<_> = feeds
+            .iter()
+            .map(|&(table, rows)| {
+                let config = FeedConfig {
+                    rows,
+                    updates: args.updates,
+                    duration: Some(Duration::from_secs_f64(args.seconds)),
+                    stamp_time: true,
+                    ..FeedConfig::new(tp.addr.to_string(), table)
+                };
+                scope.spawn(move || feed::run(&config, |_| {}))
+            })
+            .collect();
+        running.into_iter().map(|r| r.join().expect("a feed thread")).collect::<Result<Vec<FeedReport>, _>>()
+    })?;
+    for ((table, _), report) in feeds.iter().zip(&sent) {
+        println!(
+            "{} feed sent {} updates, {} rows in {:.2} s ({:.0} rows/s)",
+            table.name(),
+            report.updates,
+            report.rows,
+            report.seconds,
+            report.rows as f64 / report.seconds.max(1e-9)
+        );
+    }
 
     let mut tp_conn = Connection::connect(&tp.addr.to_string(), "")?;
     let mut rdb_conn = Connection::connect(&rdb_addr, "")?;
     let mut hdb_conn = Connection::connect(&hdb.addr.to_string(), "")?;
-    let expected = sent.rows as i64;
-    wait_until("the RDB to hold every row", || long(&mut rdb_conn, "count trade").is_ok_and(|n| n == expected))?;
+    let (trades, quotes) = (sent[0].rows as i64, sent[1].rows as i64);
+    wait_until("the RDB to hold every row", || {
+        long(&mut rdb_conn, "count trade").is_ok_and(|n| n == trades)
+            && long(&mut rdb_conn, "count quote").is_ok_and(|n| n == quotes)
+    })?;
     let mut timings = comfy_table::Table::new();
     timings.load_style(comfy_table::presets::UTF8_FULL_CONDENSED);
     timings.set_header(["process", "query", "answer", "ms"]);
-    for query in ["count trade", "select from trade"] {
-        timed(&mut timings, "RDB", &mut rdb_conn, query)?;
+    for q in ["count trade", "count quote", "select from trade"] {
+        timed(&mut timings, "RDB", &mut rdb_conn, q)?;
+    }
+    for (name, sql) in RDB_QUERIES {
+        sql_shown(&mut timings, "RDB", &mut rdb_conn, name, sql)?;
     }
 
+    let K::Atom(Atom::Date(kdb_date)) = tp_conn.sync(&K::string(".u.d"))? else {
+        return Err("the tickerplant's .u.d is not a date".into());
+    };
+    let date = Date(kdb_date + strata_ipc::value::EPOCH_OFFSET_DAYS);
     let started = Instant::now();
     tp_conn.sync(&K::string(".u.end[]"))?;
-    wait_until("the HDB to load the day", || long(&mut hdb_conn, "count trade").is_ok_and(|n| n == expected))?;
-    println!("end of day: RDB wrote the partition and the HDB reloaded it in {:.3} s", started.elapsed().as_secs_f64());
-    for query in ["count trade", "select from trade"] {
-        timed(&mut timings, "HDB", &mut hdb_conn, query)?;
+    wait_until("the HDB to load the day", || {
+        long(&mut hdb_conn, "count trade").is_ok_and(|n| n == trades)
+            && long(&mut hdb_conn, "count quote").is_ok_and(|n| n == quotes)
+    })?;
+    println!(
+        "end of day {date}: RDB wrote the partition and the HDB reloaded it in {:.3} s",
+        started.elapsed().as_secs_f64()
+    );
+    for q in ["count trade", "count quote", "select from trade"] {
+        timed(&mut timings, "HDB", &mut hdb_conn, q)?;
+    }
+    let day = date.to_string().replace('.', "-");
+    for (name, template) in HDB_QUERIES {
+        sql_shown(&mut timings, "HDB", &mut hdb_conn, name, &template.replace("{date}", &day))?;
     }
     timed(&mut timings, "RDB", &mut rdb_conn, "count trade")?;
     println!("{timings}");
 
     let store = Database::open(&db)?;
-    for date in store.partitions()? {
-        println!("partition {date}/trade on disk (sorted by sym then time, parted on sym, type-aware spec):");
-        println!("{}", stats_table(&store.open_table(&TableLocation::Partition(date, "trade".into()))?.stats()?));
+    for table in ["trade", "quote"] {
+        println!("partition {date}/{table} on disk (sorted by sym then time, parted on sym, type-aware spec):");
+        println!("{}", stats_table(&store.open_table(&TableLocation::Partition(date, table.into()))?.stats()?));
     }
     print_counters("tickerplant", &mut tp_conn)?;
     print_counters("RDB", &mut rdb_conn)?;
@@ -191,6 +276,31 @@ fn timed(table: &mut comfy_table::Table, process: &str, conn: &mut Connection, q
         other => other.to_string(),
     };
     table.add_row(vec![process.to_string(), query.to_string(), shown, format!("{ms:.2}")]);
+    Ok(())
+}
+
+/// Runs a SQL statement, times it, and prints its answer (a q table) under `name`.
+fn sql_shown(table: &mut comfy_table::Table, process: &str, conn: &mut Connection, name: &str, sql: &str) -> CliResult {
+    let started = Instant::now();
+    let answer = conn.sync(&K::string(sql))?;
+    let ms = started.elapsed().as_secs_f64() * 1000.0;
+    let K::Table(rows) = answer else {
+        return Err(format!("{name}: expected a table, got a {}", answer.describe()).into());
+    };
+    table.add_row(vec![
+        process.to_string(),
+        format!("SQL: {name}"),
+        format!("{} rows x {} columns", rows.len(), rows.names().len()),
+        format!("{ms:.2}"),
+    ]);
+    let store = table_to_store(&rows)?;
+    let mut shown = comfy_table::Table::new();
+    shown.load_style(comfy_table::presets::UTF8_FULL_CONDENSED);
+    shown.set_header(store.names().to_vec());
+    for row in 0..store.len() {
+        shown.add_row(store.columns().iter().map(|c| c.display(row)).collect::<Vec<_>>());
+    }
+    println!("{process} {name}:\n  {}\n{shown}", sql.split_whitespace().collect::<Vec<_>>().join(" "));
     Ok(())
 }
 

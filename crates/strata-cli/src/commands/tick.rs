@@ -8,7 +8,7 @@ use clap::Args;
 use strata_ipc::Credentials;
 use strata_tick::chained::{self, ChainedConfig};
 use strata_tick::clock::Clock;
-use strata_tick::feed::{self, FeedConfig};
+use strata_tick::feed::{self, FeedConfig, FeedTable};
 use strata_tick::hdb::{self, HdbConfig};
 use strata_tick::journal::{FsyncPolicy, WriteMode};
 use strata_tick::pubsub::SlowPolicy;
@@ -54,8 +54,9 @@ pub struct TpArgs {
     /// Publish every T milliseconds instead of per update (kdb+tick's -t).
     #[arg(long)]
     batch_ms: Option<u64>,
-    /// Journal writes: `update` (one write per update) or `group` (group commit).
-    #[arg(long, default_value = "update", value_parser = ["update", "group"])]
+    /// Journal writes: `group` (one write per batch of updates read together) or
+    /// `update` (one write per update, as kdb+ does).
+    #[arg(long, default_value = "group", value_parser = ["update", "group"])]
     write: String,
     /// fsync policy: `none`, `ack` (before answering sync callers), or a period such as `100ms`.
     #[arg(long, default_value = "none")]
@@ -114,8 +115,16 @@ pub struct RdbArgs {
     /// `user:password` for the tickerplant and HDBs.
     #[arg(long, default_value = "")]
     user: String,
+    /// MiB that SQL may hold for sorts, aggregations and joins (0: no limit).
+    #[arg(long, default_value_t = 1024)]
+    query_memory_mb: usize,
     #[command(flatten)]
     serve: ServeArgs,
+}
+
+/// The query memory bound in bytes, `None` for 0 (no limit).
+fn query_memory(mb: usize) -> Option<usize> {
+    (mb > 0).then_some(mb << 20)
 }
 
 /// Runs `strata rdb` until the tickerplant goes away.
@@ -128,6 +137,7 @@ pub fn run_rdb(args: RdbArgs) -> CliResult {
         credentials: args.serve.credentials()?,
         hdbs: args.hdb,
         table_spec: args.table_spec,
+        query_memory: query_memory(args.query_memory_mb),
     })?;
     handle.join()?;
     Ok(())
@@ -142,6 +152,9 @@ pub struct HdbArgs {
     /// Port to answer queries on.
     #[arg(long, default_value_t = 5012)]
     port: u16,
+    /// MiB that SQL may hold for sorts, aggregations and joins (0: no limit).
+    #[arg(long, default_value_t = 1024)]
+    query_memory_mb: usize,
     #[command(flatten)]
     serve: ServeArgs,
 }
@@ -152,6 +165,7 @@ pub fn run_hdb(args: HdbArgs) -> CliResult {
         db: args.db,
         listen: args.serve.listen(args.port),
         credentials: args.serve.credentials()?,
+        query_memory: query_memory(args.query_memory_mb),
     })?;
     handle.join();
     Ok(())
@@ -203,9 +217,10 @@ pub struct FeedArgs {
     /// The tickerplant, host:port.
     #[arg(long, default_value = "127.0.0.1:5010")]
     tp: String,
-    /// Table to publish to (columns `time sym price size cond` plus the extras).
+    /// TAQ table to send: `trade` (`time sym ex price size`) or `quote` (`time sym ex
+    /// bid bsize ask asize`), plus the extra columns `col0`, `col1`, ...
     #[arg(long, default_value = "trade")]
-    table: String,
+    table: FeedTable,
     /// Rows per update (r).
     #[arg(long, default_value_t = 1)]
     rows: usize,
@@ -227,9 +242,15 @@ pub struct FeedArgs {
     /// Send updates synchronously, each acknowledged by the tickerplant.
     #[arg(long)]
     sync: bool,
-    /// Seed for the generated rows.
+    /// Seed of the generated TAQ day the rows come from.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Rows of the generated day to cycle through.
+    #[arg(long, default_value_t = 100_000)]
+    pool_rows: usize,
+    /// Print the tickerplant schema line for this table and these extra columns, and exit.
+    #[arg(long)]
+    print_schema: bool,
     /// Send each row's time (UTC time of day) instead of letting the tickerplant add it.
     #[arg(long)]
     stamp_time: bool,
@@ -240,6 +261,10 @@ pub struct FeedArgs {
 
 /// Runs `strata feed` and prints what it sent.
 pub fn run_feed(args: FeedArgs) -> CliResult {
+    if args.print_schema {
+        println!("{}", args.table.schema_line(args.extra_cols));
+        return Ok(());
+    }
     let config = FeedConfig {
         tp: args.tp,
         user_password: args.user,
@@ -252,6 +277,7 @@ pub fn run_feed(args: FeedArgs) -> CliResult {
         max_updates: args.max_updates,
         sync: args.sync,
         seed: args.seed,
+        pool_rows: args.pool_rows.max(1),
         stamp_time: args.stamp_time,
     };
     let report = feed::run(&config, |_| {})?;

@@ -4,6 +4,10 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use strata_ipc::{Atom, Connection, K, Vector};
+use strata_tick::chained::{self, ChainedConfig, ChainedHandle};
+use strata_tick::hdb::{self, HdbConfig, HdbHandle};
+use strata_tick::pubsub::SlowPolicy;
+use strata_tick::rdb::RdbConfig;
 use strata_tick::schema::Schema;
 use strata_tick::tickerplant::{self, TickerplantConfig, TickerplantHandle};
 
@@ -22,6 +26,42 @@ pub fn config(journal: Option<&Path>) -> TickerplantConfig {
 
 pub fn start_tp(journal: Option<&Path>) -> TickerplantHandle {
     tickerplant::start(config(journal)).unwrap()
+}
+
+/// An RDB of the tickerplant at `tp` that ends its day into `db` and answers
+/// queries on a free port; no HDB to tell, no table spec, no query memory limit.
+pub fn rdb_config(tp: impl ToString, db: &Path) -> RdbConfig {
+    RdbConfig {
+        tp: tp.to_string(),
+        user_password: String::new(),
+        db: db.into(),
+        listen: Some("127.0.0.1:0".into()),
+        credentials: None,
+        hdbs: vec![],
+        table_spec: None,
+        query_memory: None,
+    }
+}
+
+/// A chained tickerplant of `upstream` on a free port, with subscriber queues of at
+/// most `subscriber_limit` bytes.
+pub fn start_ctp(upstream: impl ToString, subscriber_limit: usize) -> ChainedHandle {
+    chained::start(ChainedConfig {
+        upstream: upstream.to_string(),
+        user_password: String::new(),
+        listen: "127.0.0.1:0".into(),
+        batch: None,
+        credentials: None,
+        subscriber_limit,
+        slow_policy: SlowPolicy::Disconnect,
+    })
+    .unwrap()
+}
+
+/// An HDB over `db` on a free port.
+pub fn start_hdb(db: &Path) -> HdbHandle {
+    hdb::start(HdbConfig { db: db.into(), listen: "127.0.0.1:0".into(), credentials: None, query_memory: None })
+        .unwrap()
 }
 
 pub fn connect(addr: impl ToString) -> Connection {

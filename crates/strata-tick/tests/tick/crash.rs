@@ -75,25 +75,18 @@ fn tickerplant_killed_with_sigkill_loses_no_acknowledged_update() {
 
     let mut child = spawn_tickerplant(port, dir.path());
     drop(wait_for(port));
-    let rdb = rdb::start(RdbConfig {
-        tp: format!("127.0.0.1:{port}"),
-        user_password: String::new(),
-        db: dir.path().join("hdb"),
-        listen: None,
-        credentials: None,
-        hdbs: vec![],
-        table_spec: None,
-    })
-    .unwrap();
+    let rdb =
+        rdb::start(RdbConfig { listen: None, ..rdb_config(format!("127.0.0.1:{port}"), &dir.path().join("hdb")) })
+            .unwrap();
     let journal_file = std::fs::read_dir(dir.path()).unwrap().find_map(|e| {
         let p = e.unwrap().path();
         p.is_file().then_some(p)
     });
     let in_journal = journal::scan(&journal_file.unwrap()).unwrap().records;
-    let state = rdb.state.read().unwrap();
+    let mut state = rdb.state.write().unwrap();
     assert_eq!(state.replayed, in_journal, "the RDB replays every record the journal holds");
     assert!(in_journal >= acknowledged, "{in_journal} records but {acknowledged} acknowledged");
-    let K::Table(t) = strata_tick::query::TableSource::table(&*state, "trade").map(K::Table).unwrap() else { panic!() };
+    let t = state.table("trade").unwrap();
     let Some(K::Vector(Vector::Int(sizes), _)) = t.column("size") else { panic!() };
     let expected: Vec<i32> = (0..in_journal as i32).collect();
     assert_eq!(*sizes, expected, "every update once, in order");

@@ -1,4 +1,7 @@
+mod chained;
 mod common;
 mod crash;
+mod feed;
 mod pubsub;
 mod rdb_hdb;
+mod sql;

@@ -5,8 +5,6 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 
 use strata_ipc::{Atom, K, MessageKind, Vector, encode_message};
-use strata_tick::chained::{self, ChainedConfig};
-use strata_tick::pubsub::SlowPolicy;
 use strata_tick::tickerplant;
 
 use super::common::*;
@@ -116,16 +114,7 @@ fn a_subscriber_that_stops_reading_is_dropped_within_the_bound() {
 fn end_of_day_reaches_subscribers_through_a_chained_tickerplant() {
     let dir = tempfile::tempdir().unwrap();
     let tp = start_tp(Some(dir.path()));
-    let ctp = chained::start(ChainedConfig {
-        upstream: tp.addr.to_string(),
-        user_password: String::new(),
-        listen: "127.0.0.1:0".into(),
-        batch: None,
-        credentials: None,
-        subscriber_limit: 1 << 20,
-        slow_policy: SlowPolicy::Disconnect,
-    })
-    .unwrap();
+    let ctp = start_ctp(tp.addr, 1 << 20);
     let mut sub = connect(ctp.addr);
     let K::List(subs) = sub.sync(&K::string(".u.sub[`;`]")).unwrap() else { panic!() };
     assert_eq!(subs.len(), 2, "trade and quote");

@@ -5,7 +5,6 @@ use std::collections::HashSet;
 
 use strata_ipc::{K, Vector};
 use strata_store::{Attribute, Database, TableLocation};
-use strata_tick::hdb::{self, HdbConfig};
 use strata_tick::rdb::{self, RdbConfig};
 
 use super::common::*;
@@ -20,17 +19,8 @@ fn rdb_replays_follows_and_writes_the_day_for_the_hdb() {
     for i in 0..9 {
         feed.sync(&upd("trade", trade_row(syms[i % 3], 100.0 + i as f64, i as i32))).unwrap();
     }
-    let hdb = hdb::start(HdbConfig { db: db.path().into(), listen: "127.0.0.1:0".into(), credentials: None }).unwrap();
-    let rdb = rdb::start(RdbConfig {
-        tp: tp.addr.to_string(),
-        user_password: String::new(),
-        db: db.path().into(),
-        listen: Some("127.0.0.1:0".into()),
-        credentials: None,
-        hdbs: vec![hdb.addr.to_string()],
-        table_spec: None,
-    })
-    .unwrap();
+    let hdb = start_hdb(db.path());
+    let rdb = rdb::start(RdbConfig { hdbs: vec![hdb.addr.to_string()], ..rdb_config(tp.addr, db.path()) }).unwrap();
     assert_eq!(rdb.state.read().unwrap().replayed, 9, "replayed the journal");
     for i in 9..12 {
         feed.sync(&upd("trade", trade_row(syms[i % 3], 100.0 + i as f64, i as i32))).unwrap();

@@ -1,0 +1,92 @@
+"""SQL over kdb+ IPC from PyKX: the RDB answers SQL against today's rows and the HDB
+against the written day, as q tables; bad statements come back as q errors and the
+servers keep serving."""
+
+import datetime
+import time
+
+import numpy as np
+import pykx as kx
+import pytest
+
+from tick_processes import free_port_number
+
+
+def trades(syms, prices, sizes):
+    return [
+        kx.SymbolVector(syms),
+        kx.FloatVector(np.array(prices, dtype=np.float64)),
+        kx.IntVector(np.array(sizes, dtype=np.int32)),
+        kx.CharVector("A" * len(syms)),
+    ]
+
+
+def quotes(syms, bids, asks):
+    return [
+        kx.SymbolVector(syms),
+        kx.FloatVector(np.array(bids, dtype=np.float64)),
+        kx.FloatVector(np.array(asks, dtype=np.float64)),
+    ]
+
+
+def eventually(check, seconds=20.0):
+    deadline = time.monotonic() + seconds
+    while not check():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+VWAP = "SELECT sym, sum(price * size) / sum(size) AS vwap, sum(size) AS volume FROM trade GROUP BY sym ORDER BY sym"
+
+
+def test_pykx_queries_the_rdb_and_hdb_with_sql(strata):
+    tp_port, rdb_port, hdb_port = free_port_number(), free_port_number(), free_port_number()
+    strata.tickerplant(tp_port)
+    strata.hdb(hdb_port)
+    strata.rdb(tp_port, rdb_port, hdb_port)
+    with kx.SyncQConnection(port=tp_port, no_ctx=True) as feed:
+        # Each sync update is stamped on receipt, so quotes precede the trades after them.
+        feed(".u.upd", kx.SymbolAtom("quote"), quotes(["IBM", "MSFT"], [99.0, 9.0], [101.0, 11.0]))
+        feed(".u.upd", kx.SymbolAtom("trade"), trades(["IBM", "MSFT"], [100.0, 10.0], [10, 300]))
+        feed(".u.upd", kx.SymbolAtom("quote"), quotes(["IBM"], [100.0], [102.0]))
+        feed(".u.upd", kx.SymbolAtom("trade"), trades(["IBM"], [102.0], [30]))
+
+        with kx.SyncQConnection(port=rdb_port, no_ctx=True) as rdb:
+            eventually(lambda: rdb("count trade").py() == 3)
+            # A char vector that is SQL, and kdb+'s .s.e and a `sql` call.
+            for answer in (rdb(VWAP), rdb(".s.e", kx.CharVector(VWAP)), rdb("sql", kx.CharVector(VWAP))):
+                table = answer.pd()
+                assert list(table["sym"]) == ["IBM", "MSFT"]
+                assert table["vwap"].tolist() == [(1000.0 + 3060.0) / 40.0, 10.0]
+                assert table["volume"].tolist() == [40, 300]
+            joined = rdb(
+                "SELECT t.sym, t.price, q.bid, q.ask FROM trade t "
+                "ASOF JOIN quote q ON t.sym = q.sym AND t.time >= q.time ORDER BY t.time"
+            ).pd()
+            assert joined["bid"].tolist() == [99.0, 9.0, 100.0]
+            # Errors are q errors; the RDB keeps serving.
+            with pytest.raises(kx.QError, match="SQL error"):
+                rdb("SELECT sym FROM trade ORDER sym")
+            with pytest.raises(kx.QError, match="nosuch"):
+                rdb("SELECT * FROM nosuch")
+            assert rdb("count trade").py() == 3
+
+        feed(".u.end[]")
+
+    with kx.SyncQConnection(port=hdb_port, no_ctx=True) as hdb:
+        def trades_written():
+            # The table appears once the RDB has written the day and the HDB reloaded.
+            try:
+                return hdb("count trade").py() == 3
+            except kx.QError:
+                return False
+
+        eventually(trades_written)
+        table = hdb("SELECT date, sym, sum(size) AS volume FROM trade GROUP BY date, sym ORDER BY sym").pd()
+        assert list(table["sym"]) == ["IBM", "MSFT"]
+        assert table["volume"].tolist() == [40, 300]
+        today = datetime.datetime.now(datetime.timezone.utc).date()
+        assert {d.date() if hasattr(d, "date") else d for d in table["date"]} <= {today, today - datetime.timedelta(days=1)}
+        with pytest.raises(kx.QError, match="nosuchcolumn"):
+            hdb("SELECT nosuchcolumn FROM trade")
+        assert hdb(".s.e", kx.CharVector("SELECT count(*) AS n FROM quote")).pd()["n"].tolist() == [3]
