@@ -1,5 +1,5 @@
 //! The query engine: a DataFusion session with Strata's tables, functions, ASOF
-//! JOIN and limits, and a blocking entry point for callers without a runtime.
+//! and WINDOW JOIN and limits, and a blocking entry point for callers without a runtime.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -16,10 +16,13 @@ use datafusion::sql::parser::{DFParser, Statement as DfStatement};
 use datafusion::sql::sqlparser::dialect::dialect_from_str;
 use strata_store::Database;
 
-use crate::asof::StrataQueryPlanner;
-use crate::asof::plan::{AsofMarker, AsofRule};
-use crate::asof::sql::{blank_asof, mark_asof_joins};
+use crate::dictionary_groups::DictionaryGroups;
 use crate::error::{QueryError, Result};
+use crate::join::StrataQueryPlanner;
+use crate::join::asof::plan::AsofRule;
+use crate::join::condition::JoinMarker;
+use crate::join::sql::{ASOF_MARKER, WINDOW_MARKER, blank_time_joins, mark_time_joins};
+use crate::join::window::plan::WindowRule;
 use crate::memory::MemoryTable;
 use crate::table::{ScanCounters, ScanStats, StrataTable};
 
@@ -110,7 +113,11 @@ impl Engine {
             .build();
         let ctx = SessionContext::new_with_state(state);
         ctx.add_analyzer_rule(Arc::new(AsofRule));
-        ctx.register_udf(ScalarUDF::new_from_impl(AsofMarker::new()));
+        ctx.add_optimizer_rule(Arc::new(DictionaryGroups));
+        ctx.add_analyzer_rule(Arc::new(WindowRule));
+        for marker in [ASOF_MARKER, WINDOW_MARKER] {
+            ctx.register_udf(ScalarUDF::new_from_impl(JoinMarker::new(marker)));
+        }
         crate::functions::register(&ctx)?;
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(options.threads.max(1))
@@ -215,20 +222,21 @@ impl Engine {
         })
     }
 
-    /// Plans one SQL statement, ASOF JOIN included, as a DataFusion data frame.
+    /// Plans one SQL statement, ASOF and WINDOW JOIN included, as a DataFusion data frame.
     pub async fn dataframe(&self, sql: &str) -> Result<DataFrame> {
         let state = self.ctx.state();
         let dialect_name = state.config().options().sql_parser.dialect.to_string();
         let dialect = dialect_from_str(&dialect_name)
             .ok_or_else(|| QueryError::Invalid(format!("unknown SQL dialect {dialect_name}")))?;
-        let blanked = blank_asof(sql, dialect.as_ref()).map_err(|e| QueryError::Invalid(format!("SQL error: {e}")))?;
+        let blanked =
+            blank_time_joins(sql, dialect.as_ref()).map_err(|e| QueryError::Invalid(format!("SQL error: {e}")))?;
         let mut statements = DFParser::parse_sql_with_dialect(&blanked.sql, dialect.as_ref()).map_err(parse_error)?;
         if statements.len() != 1 {
             return Err(QueryError::Invalid(format!("expected one SQL statement, found {}", statements.len())));
         }
         let mut statement = statements.pop_front().expect("one statement");
         if let DfStatement::Statement(inner) = &mut statement {
-            mark_asof_joins(inner, &blanked.relations).map_err(|e| QueryError::Invalid(format!("SQL error: {e}")))?;
+            mark_time_joins(inner, &blanked.relations).map_err(|e| QueryError::Invalid(format!("SQL error: {e}")))?;
         }
         let plan = state.statement_to_plan(statement).await.map_err(|e| self.explain_error(e.into()))?;
         self.ctx.execute_logical_plan(plan).await.map_err(|e| self.explain_error(e.into()))

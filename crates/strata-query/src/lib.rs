@@ -8,16 +8,18 @@
 //!   `i`.
 //! - [`memory::MemoryTable`]: a table of appended Arrow batches (the real-time
 //!   database).
-//! - [`asof`]: `ASOF [LEFT] JOIN` (DuckDB's and Snowflake's forms) as a merge over
-//!   inputs in `(keys, time)` order.
+//! - [`join`]: `ASOF [LEFT] JOIN` (DuckDB's and Snowflake's forms) as a merge over
+//!   inputs in `(keys, time)` order, and `WINDOW JOIN` (kdb+'s `wj1`): aggregates
+//!   of the right rows within a time window around each left row.
 //! - [`functions`]: `wavg`, `wsum`, `xbar`, `time_bucket` and q's names for
 //!   median, standard deviation, correlation, first and last.
 
 pub mod arrow_view;
-pub mod asof;
+mod dictionary_groups;
 mod engine;
 mod error;
 pub mod functions;
+pub mod join;
 pub mod memory;
 pub mod output;
 pub mod table;

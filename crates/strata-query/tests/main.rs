@@ -7,4 +7,5 @@ mod query {
     pub mod errors;
     pub mod functions;
     pub mod pushdown;
+    pub mod window;
 }

@@ -1,7 +1,7 @@
 //! `strata sql DB [QUERY]`: one query printed as a table, CSV, JSON or Parquet, or
 //! an interactive shell when no query is given.
 
-use std::io::{BufRead, Write};
+use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -77,8 +77,9 @@ fn with_caret(query: &str, message: &str) -> Box<dyn std::error::Error> {
 }
 
 /// The interactive shell: statements end with `;`; `\q` quits, `\t` lists tables,
-/// `\h` shows the history (kept in `~/.strata_sql_history`), `\f FORMAT` switches
-/// the output format. Each result is followed by its rows, time and peak memory.
+/// `\h` lists the history (kept in `~/.strata_sql_history`, numbered from 1), `!N`
+/// runs history entry N again, `\f FORMAT` switches the output format. Each
+/// result is followed by its rows, time and peak memory on standard error.
 fn shell(engine: &Engine, args: &SqlArgs) -> CliResult {
     let history_path = std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".strata_sql_history"));
     let mut history: Vec<String> = history_path
@@ -88,20 +89,27 @@ fn shell(engine: &Engine, args: &SqlArgs) -> CliResult {
         .unwrap_or_default();
     let mut format = if args.format == Format::Parquet { Format::Table } else { args.format };
     let stdin = std::io::stdin();
+    // Prompts are for people: statements piped in get results and reports only.
+    let interactive = stdin.is_terminal();
     let mut pending = String::new();
-    eprintln!(
-        "strata sql on {} ({} tables); end statements with ';', \\q quits, \\t tables, \\h history",
-        args.db.display(),
-        engine.table_names().len()
-    );
+    if interactive {
+        eprintln!(
+            "strata sql on {} ({} tables); end statements with ';', \\q quits, \\t tables, \\h history, !N reruns",
+            args.db.display(),
+            engine.table_names().len()
+        );
+    }
     loop {
-        eprint!("{}", if pending.is_empty() { "strata> " } else { "   ...> " });
-        std::io::stderr().flush()?;
+        if interactive {
+            eprint!("{}", if pending.is_empty() { "strata> " } else { "   ...> " });
+            std::io::stderr().flush()?;
+        }
         let mut line = String::new();
         if stdin.lock().read_line(&mut line)? == 0 {
             break;
         }
         let trimmed = line.trim();
+        let mut query = None;
         if pending.is_empty() {
             match trimmed {
                 "" => continue,
@@ -111,7 +119,7 @@ fn shell(engine: &Engine, args: &SqlArgs) -> CliResult {
                     continue;
                 }
                 "\\h" => {
-                    history.iter().enumerate().for_each(|(i, h)| println!("{i:>4}  {h}"));
+                    history.iter().enumerate().for_each(|(i, h)| println!("{:>4}  {h}", i + 1));
                     continue;
                 }
                 f if f.starts_with("\\f ") => {
@@ -121,31 +129,53 @@ fn shell(engine: &Engine, args: &SqlArgs) -> CliResult {
                     }
                     continue;
                 }
+                rerun if rerun.starts_with('!') => {
+                    let entry = rerun[1..].trim().parse::<usize>().ok().and_then(|n| history.get(n.checked_sub(1)?));
+                    match entry {
+                        Some(entry) => query = Some(entry.clone()),
+                        None => {
+                            eprintln!("error: no history entry {}; \\h lists them", &rerun[1..]);
+                            continue;
+                        }
+                    }
+                }
                 _ => {}
             }
         }
-        pending.push_str(&line);
-        if !trimmed.ends_with(';') {
-            continue;
-        }
-        let query = std::mem::take(&mut pending).trim().trim_end_matches(';').to_string();
-        history.push(query.replace('\n', " "));
+        let query = match query {
+            Some(query) => query,
+            None => {
+                pending.push_str(&line);
+                if !trimmed.ends_with(';') {
+                    continue;
+                }
+                std::mem::take(&mut pending).trim().trim_end_matches(';').replace('\n', " ")
+            }
+        };
+        history.push(query.clone());
         if let Some(path) = &history_path {
             let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
-            writeln!(file, "{}", query.replace('\n', " "))?;
+            writeln!(file, "{query}")?;
         }
-        reset_peak_memory();
-        let started = Instant::now();
-        match engine.sql(&query) {
-            Ok(batches) => {
-                let elapsed = started.elapsed();
-                write(&batches, format, &mut std::io::stdout().lock())?;
-                let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
-                let peak = peak_memory().map_or("?".to_string(), crate::output::human_bytes);
-                eprintln!("{rows} rows in {:.3} ms, peak memory {peak}", elapsed.as_secs_f64() * 1e3);
-            }
-            Err(e) => eprintln!("error: {}", with_caret(&query, &e.to_string())),
+        run_in_shell(engine, &query, format)?;
+    }
+    Ok(())
+}
+
+/// Runs one shell statement: its result on standard output, then its rows, time
+/// and peak memory (or its error) on standard error.
+fn run_in_shell(engine: &Engine, query: &str, format: Format) -> CliResult {
+    reset_peak_memory();
+    let started = Instant::now();
+    match engine.sql(query) {
+        Ok(batches) => {
+            let elapsed = started.elapsed();
+            write(&batches, format, &mut std::io::stdout().lock())?;
+            let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
+            let peak = peak_memory().map_or("?".to_string(), crate::output::human_bytes);
+            eprintln!("{rows} rows in {:.3} ms, peak memory {peak}", elapsed.as_secs_f64() * 1e3);
         }
+        Err(e) => eprintln!("error: {}", with_caret(query, &e.to_string())),
     }
     Ok(())
 }

@@ -5,28 +5,8 @@
 use std::sync::Arc;
 
 use strata_query::{Engine, EngineOptions, MemoryTable};
-use strata_store::{Column, ColumnType, Table};
 
 use super::data::*;
-
-/// Rows of one side: (sym, ex, time, value).
-type Rows = Vec<(String, u8, i64, i64)>;
-
-fn random_rows(rng: &mut Rng, n: usize, syms: u64, times: u64) -> Rows {
-    (0..n)
-        .map(|i| (format!("S{}", rng.below(syms)), b'A' + rng.below(2) as u8, rng.below(times) as i64, i as i64))
-        .collect()
-}
-
-fn table(rows: &Rows) -> Table {
-    Table::new(vec![
-        ("sym".into(), Column::from_symbols(rows.iter().map(|r| r.0.as_str()))),
-        ("ex".into(), Column::from_values(ColumnType::Char, rows.iter().map(|r| r.1).collect()).unwrap()),
-        ("time".into(), Column::from_values(ColumnType::Timestamp, rows.iter().map(|r| r.2).collect()).unwrap()),
-        ("v".into(), Column::from_values(ColumnType::Long, rows.iter().map(|r| r.3).collect()).unwrap()),
-    ])
-    .unwrap()
-}
 
 /// The reference: for each left row, scan every right row. `right` is in the order
 /// the engine sees it (ties go to the last row for backward, the first for forward).
@@ -59,12 +39,6 @@ fn reference(left: &Rows, right: &Rows, two_keys: bool, op: &str) -> Vec<(i64, O
         .collect()
 }
 
-fn sorted(rows: &Rows) -> Rows {
-    let mut rows = rows.clone();
-    rows.sort_by(|a, b| (&a.0, a.2).cmp(&(&b.0, b.2)));
-    rows
-}
-
 fn check(engine: &Engine, left: &Rows, right_seen: &Rows, rng_case: usize) {
     for two_keys in [false, true] {
         for op in [">=", ">", "<=", "<"] {
@@ -92,11 +66,17 @@ fn matches_brute_force_on_stored_tables_without_sorting() {
     for case in 0..4 {
         let mut rng = Rng(100 + case as u64);
         let dir = tempfile::tempdir().unwrap();
-        let left = random_rows(&mut rng, 300, 6, 50);
+        let left = random_rows(&mut rng, 300, 6, 50, 1);
         // Right has a symbol the left lacks and lacks one the left has (S5 vs S6).
-        let right = random_rows(&mut rng, 2_000, 7, 50).into_iter().filter(|r| r.0 != "S5").collect::<Rows>();
-        write(dir.path(), DAY, "t", &table(&left), &sorted_write("none"));
-        write(dir.path(), DAY, "q", &table(&right), &sorted_write(if case % 2 == 0 { "none" } else { "zstd:1@12" }));
+        let right = random_rows(&mut rng, 2_000, 7, 50, 1).into_iter().filter(|r| r.0 != "S5").collect::<Rows>();
+        write(dir.path(), DAY, "t", &rows_table(&left), &sorted_write("none"));
+        write(
+            dir.path(),
+            DAY,
+            "q",
+            &rows_table(&right),
+            &sorted_write(if case % 2 == 0 { "none" } else { "zstd:1@12" }),
+        );
         let options = EngineOptions { batch_rows: 97, ..Default::default() };
         let engine = Engine::open_with(dir.path(), &options).unwrap();
         // The engine sees q in stored order: sorted by (sym, time), stable.
@@ -111,15 +91,15 @@ fn matches_brute_force_on_stored_tables_without_sorting() {
 #[test]
 fn matches_brute_force_on_unsorted_memory_tables() {
     let mut rng = Rng(5);
-    let left = random_rows(&mut rng, 200, 4, 30);
-    let right = random_rows(&mut rng, 1_000, 5, 30);
+    let left = random_rows(&mut rng, 200, 4, 30, 1);
+    let right = random_rows(&mut rng, 1_000, 5, 30, 1);
     let engine = Engine::new(&EngineOptions { batch_rows: 64, ..Default::default() }).unwrap();
-    engine.register_memory_table("t", Arc::new(MemoryTable::from_table(&table(&left)).unwrap())).unwrap();
+    engine.register_memory_table("t", Arc::new(MemoryTable::from_table(&rows_table(&left)).unwrap())).unwrap();
     // Unsorted input is sorted by (sym, time) first; DataFusion's sort is not
     // stable, so compare on data without time ties within a symbol.
     let mut seen = std::collections::HashSet::new();
     let right_one_key: Rows = right.iter().filter(|r| seen.insert((r.0.clone(), r.2))).cloned().collect();
-    engine.register_memory_table("q", Arc::new(MemoryTable::from_table(&table(&right_one_key)).unwrap())).unwrap();
+    engine.register_memory_table("q", Arc::new(MemoryTable::from_table(&rows_table(&right_one_key)).unwrap())).unwrap();
     check(&engine, &left, &sorted(&right_one_key), 0);
     let plan = engine.explain("SELECT * FROM t ASOF JOIN q ON t.sym = q.sym AND t.time >= q.time").unwrap();
     assert!(plan.contains("SortExec"), "unsorted input is sorted: {plan}");
@@ -129,10 +109,10 @@ fn matches_brute_force_on_unsorted_memory_tables() {
 fn snowflake_form_and_where_clauses() {
     let mut rng = Rng(9);
     let dir = tempfile::tempdir().unwrap();
-    let left = random_rows(&mut rng, 100, 3, 20);
-    let right = random_rows(&mut rng, 500, 3, 20);
-    write(dir.path(), DAY, "t", &table(&left), &sorted_write("none"));
-    write(dir.path(), DAY, "q", &table(&right), &sorted_write("none"));
+    let left = random_rows(&mut rng, 100, 3, 20, 1);
+    let right = random_rows(&mut rng, 500, 3, 20, 1);
+    write(dir.path(), DAY, "t", &rows_table(&left), &sorted_write("none"));
+    write(dir.path(), DAY, "q", &rows_table(&right), &sorted_write("none"));
     let engine = Engine::open(dir.path()).unwrap();
     let a = one(&engine
         .sql(

@@ -112,3 +112,33 @@ pub fn texts(batch: &RecordBatch, name: &str) -> Vec<Option<String>> {
 pub fn rows(batches: &[RecordBatch]) -> usize {
     batches.iter().map(RecordBatch::num_rows).sum()
 }
+
+/// Rows of a join side: (sym, ex, time, value).
+pub type Rows = Vec<(String, u8, i64, i64)>;
+
+/// `n` rows over symbols S0..S{syms}, exchanges A and B, times `0..times` scaled
+/// by `unit`, values the row numbers.
+pub fn random_rows(rng: &mut Rng, n: usize, syms: u64, times: u64, unit: i64) -> Rows {
+    (0..n)
+        .map(|i| (format!("S{}", rng.below(syms)), b'A' + rng.below(2) as u8, rng.below(times) as i64 * unit, i as i64))
+        .collect()
+}
+
+/// `rows` as a table (sym, ex, time, v).
+pub fn rows_table(rows: &Rows) -> Table {
+    Table::new(vec![
+        ("sym".into(), Column::from_symbols(rows.iter().map(|r| r.0.as_str()))),
+        ("ex".into(), Column::from_values(ColumnType::Char, rows.iter().map(|r| r.1).collect()).unwrap()),
+        ("time".into(), Column::from_values(ColumnType::Timestamp, rows.iter().map(|r| r.2).collect()).unwrap()),
+        ("v".into(), Column::from_values(ColumnType::Long, rows.iter().map(|r| r.3).collect()).unwrap()),
+    ])
+    .unwrap()
+}
+
+/// `rows` in the order a table written with [`sorted_write`] stores them (a
+/// stable sort by sym, then time).
+pub fn sorted(rows: &Rows) -> Rows {
+    let mut rows = rows.clone();
+    rows.sort_by(|a, b| (&a.0, a.2).cmp(&(&b.0, b.2)));
+    rows
+}

@@ -8,7 +8,6 @@
 //! right side, and right rows whose key no left row has are skipped after one
 //! integer lookup. Partitions' picks are combined by time (then input order).
 
-use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
@@ -30,27 +29,18 @@ use datafusion::physical_plan::{
 };
 use futures::{StreamExt, TryStreamExt};
 
-use super::keys::{ABSENT, KeyCoder, times};
 use super::plan::Direction;
+use crate::join::keys::{KeyCoder, KeyGroups, times};
 
 /// The as-of join execution plan.
 #[derive(Debug)]
 pub struct AsofJoinExec {
-    left: Arc<dyn ExecutionPlan>,
-    right: Arc<dyn ExecutionPlan>,
-    left_keys: Vec<Arc<dyn PhysicalExpr>>,
-    right_keys: Vec<Arc<dyn PhysicalExpr>>,
-    left_time: Arc<dyn PhysicalExpr>,
-    right_time: Arc<dyn PhysicalExpr>,
-    direction: Direction,
-    strict: bool,
-    join_type: JoinType,
-    right_order: LexRequirement,
-    schema: SchemaRef,
+    spec: AsofJoinSpec,
     properties: Arc<PlanProperties>,
 }
 
-/// What to build an [`AsofJoinExec`] from.
+/// What to build an [`AsofJoinExec`] from, and what one execution of it reads.
+#[derive(Clone, Debug)]
 pub struct AsofJoinSpec {
     /// Left input.
     pub left: Arc<dyn ExecutionPlan>,
@@ -85,53 +75,24 @@ impl AsofJoinExec {
             EmissionType::Final,
             Boundedness::Bounded,
         ));
-        AsofJoinExec {
-            left: spec.left,
-            right: spec.right,
-            left_keys: spec.left_keys,
-            right_keys: spec.right_keys,
-            left_time: spec.left_time,
-            right_time: spec.right_time,
-            direction: spec.direction,
-            strict: spec.strict,
-            join_type: spec.join_type,
-            right_order: spec.right_order,
-            schema: spec.schema,
-            properties,
-        }
-    }
-
-    fn spec_with(&self, left: Arc<dyn ExecutionPlan>, right: Arc<dyn ExecutionPlan>) -> AsofJoinSpec {
-        AsofJoinSpec {
-            left,
-            right,
-            left_keys: self.left_keys.clone(),
-            right_keys: self.right_keys.clone(),
-            left_time: self.left_time.clone(),
-            right_time: self.right_time.clone(),
-            direction: self.direction,
-            strict: self.strict,
-            join_type: self.join_type,
-            right_order: self.right_order.clone(),
-            schema: self.schema.clone(),
-        }
+        AsofJoinExec { spec, properties }
     }
 }
 
 impl DisplayAs for AsofJoinExec {
     fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
         let keys: Vec<String> =
-            self.left_keys.iter().zip(&self.right_keys).map(|(l, r)| format!("{l} = {r}")).collect();
+            self.spec.left_keys.iter().zip(&self.spec.right_keys).map(|(l, r)| format!("{l} = {r}")).collect();
         write!(
             f,
             "AsofJoinExec: {:?}, keys=[{}], time={} {:?}{} {}, right order=[{}]",
-            self.join_type,
+            self.spec.join_type,
             keys.join(", "),
-            self.left_time,
-            self.direction,
-            if self.strict { " strict" } else { "" },
-            self.right_time,
-            self.right_order.iter().map(|r| r.expr.to_string()).collect::<Vec<_>>().join(", ")
+            self.spec.left_time,
+            self.spec.direction,
+            if self.spec.strict { " strict" } else { "" },
+            self.spec.right_time,
+            self.spec.right_order.iter().map(|r| r.expr.to_string()).collect::<Vec<_>>().join(", ")
         )
     }
 }
@@ -146,11 +107,11 @@ impl ExecutionPlan for AsofJoinExec {
     }
 
     fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
-        vec![&self.left, &self.right]
+        vec![&self.spec.left, &self.spec.right]
     }
 
     fn required_input_ordering(&self) -> Vec<Option<OrderingRequirements>> {
-        vec![None, Some(OrderingRequirements::new(self.right_order.clone()))]
+        vec![None, Some(OrderingRequirements::new(self.spec.right_order.clone()))]
     }
 
     fn maintains_input_order(&self) -> Vec<bool> {
@@ -166,7 +127,9 @@ impl ExecutionPlan for AsofJoinExec {
         &self,
         f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
     ) -> Result<TreeNodeRecursion> {
-        for e in self.left_keys.iter().chain(&self.right_keys).chain([&self.left_time, &self.right_time]) {
+        for e in
+            self.spec.left_keys.iter().chain(&self.spec.right_keys).chain([&self.spec.left_time, &self.spec.right_time])
+        {
             if f(e)? == TreeNodeRecursion::Stop {
                 return Ok(TreeNodeRecursion::Stop);
             }
@@ -178,53 +141,25 @@ impl ExecutionPlan for AsofJoinExec {
         let [left, right]: [Arc<dyn ExecutionPlan>; 2] = children
             .try_into()
             .map_err(|_| datafusion::error::DataFusionError::Internal("AsofJoinExec has two children".into()))?;
-        Ok(Arc::new(AsofJoinExec::new(self.spec_with(left, right))))
+        Ok(Arc::new(AsofJoinExec::new(AsofJoinSpec { left, right, ..self.spec.clone() })))
     }
 
     fn execute(&self, _partition: usize, context: Arc<TaskContext>) -> Result<SendableRecordBatchStream> {
-        let job = Job {
-            left: self.left.clone(),
-            right: self.right.clone(),
-            left_keys: self.left_keys.clone(),
-            right_keys: self.right_keys.clone(),
-            left_time: self.left_time.clone(),
-            right_time: self.right_time.clone(),
-            direction: self.direction,
-            strict: self.strict,
-            join_type: self.join_type,
-            schema: self.schema.clone(),
-        };
+        let job = self.spec.clone();
         let reservation = MemoryConsumer::new("AsofJoinExec").register(context.memory_pool());
         let stream = futures::stream::once(job.run(context, reservation))
             .map_ok(|b| futures::stream::iter(b.into_iter().map(Ok)))
             .try_flatten();
-        Ok(Box::pin(RecordBatchStreamAdapter::new(self.schema.clone(), stream)))
+        Ok(Box::pin(RecordBatchStreamAdapter::new(self.spec.schema.clone(), stream)))
     }
-}
-
-/// One execution of the join.
-#[derive(Clone)]
-struct Job {
-    left: Arc<dyn ExecutionPlan>,
-    right: Arc<dyn ExecutionPlan>,
-    left_keys: Vec<Arc<dyn PhysicalExpr>>,
-    right_keys: Vec<Arc<dyn PhysicalExpr>>,
-    left_time: Arc<dyn PhysicalExpr>,
-    right_time: Arc<dyn PhysicalExpr>,
-    direction: Direction,
-    strict: bool,
-    join_type: JoinType,
-    schema: SchemaRef,
 }
 
 /// The collected left side, grouped by key.
 struct LeftIndex {
     batch: RecordBatch,
-    /// Rows of each key group, in time order.
-    groups: Vec<Vec<u32>>,
+    /// Each group's rows in time order.
+    keys: KeyGroups,
     times: Vec<i64>,
-    group_of: HashMap<Vec<u64>, u32>,
-    first_codes: std::collections::HashSet<u64>,
 }
 
 /// A right row picked for a left row: its time, partition, batch and row.
@@ -240,7 +175,7 @@ fn evaluate(exprs: &[Arc<dyn PhysicalExpr>], batch: &RecordBatch) -> Result<Vec<
     exprs.iter().map(|e| e.evaluate(batch)?.into_array(batch.num_rows())).collect()
 }
 
-impl Job {
+impl AsofJoinSpec {
     async fn run(self, context: Arc<TaskContext>, reservation: MemoryReservation) -> Result<Vec<RecordBatch>> {
         let left_batches = collect(self.left.clone(), context.clone()).await?;
         let batch = concat_batches(&self.left.schema(), &left_batches)?;
@@ -273,25 +208,12 @@ impl Job {
         let keys = evaluate(&self.left_keys, &batch)?;
         let codes = keys.iter().map(|k| coder.codes(k, true)).collect::<Result<Vec<_>>>()?;
         let time = times(&self.left_time.evaluate(&batch)?.into_array(batch.num_rows())?)?;
-        let mut group_of: HashMap<Vec<u64>, u32> = HashMap::new();
-        let mut groups: Vec<Vec<u32>> = Vec::new();
-        for row in 0..batch.num_rows() {
-            let key: Vec<u64> = codes.iter().map(|c| c[row]).collect();
-            if key.contains(&ABSENT) || time[row].is_none() {
-                continue;
-            }
-            let g = *group_of.entry(key).or_insert_with(|| {
-                groups.push(Vec::new());
-                (groups.len() - 1) as u32
-            });
-            groups[g as usize].push(row as u32);
-        }
+        let mut keys = KeyGroups::new(&codes, batch.num_rows(), |row| time[row].is_none());
         let times: Vec<i64> = time.iter().map(|t| t.unwrap_or(i64::MIN)).collect();
-        for rows in &mut groups {
+        for rows in &mut keys.groups {
             rows.sort_by_key(|r| times[*r as usize]);
         }
-        let first_codes = group_of.keys().map(|k| k.first().copied().unwrap_or(0)).collect();
-        Ok((LeftIndex { batch, groups, times, group_of, first_codes }, coder))
+        Ok((LeftIndex { batch, keys, times }, coder))
     }
 
     async fn scan_right(
@@ -303,7 +225,7 @@ impl Job {
         reservation: &mut MemoryReservation,
     ) -> Result<PartitionPicks> {
         let rows = index.batch.num_rows();
-        let group_count = index.groups.len();
+        let group_count = index.keys.groups.len();
         let mut picks: Vec<Option<Pick>> = vec![None; rows];
         let mut next = vec![0usize; group_count];
         let mut last: Vec<Option<Pick>> = vec![None; group_count];
@@ -314,50 +236,15 @@ impl Job {
             let batch = batch?;
             let keys = evaluate(&self.right_keys, &batch)?;
             let time = times(&self.right_time.evaluate(&batch)?.into_array(batch.num_rows())?)?;
-            let LeftIndex { groups, times: left_times, group_of, first_codes, .. } = index;
-            let first = match keys.first() {
-                Some(k) => coder.codes(k, false)?,
-                None => vec![0; batch.num_rows()],
-            };
-            let rest = keys[1.min(keys.len())..].iter().map(|k| coder.codes(k, false)).collect::<Result<Vec<_>>>()?;
+            let codes = keys.iter().map(|k| coder.codes(k, false)).collect::<Result<Vec<_>>>()?;
+            let mut finder = index.keys.finder(codes);
+            let (groups, left_times) = (&index.keys.groups, &index.times);
             let b = batches.len() as u32;
             let mut used = false;
-            let mut key = Vec::with_capacity(keys.len());
-            // Inputs sorted by key come in runs of one first key: look each run up once.
-            let (mut run_code, mut run_known, mut run_group) = (ABSENT, false, None);
-            for row in 0..batch.num_rows() {
-                let code = first[row];
-                if code != run_code {
-                    run_code = code;
-                    run_known = code != ABSENT && first_codes.contains(&code);
-                    run_group = None;
-                }
-                if !run_known {
-                    continue;
-                }
-                let Some(t) = time[row] else { continue };
-                let g = if rest.is_empty() {
-                    if run_group.is_none() {
-                        key.clear();
-                        if !keys.is_empty() {
-                            key.push(code);
-                        }
-                        run_group = group_of.get(&key).copied();
-                    }
-                    match run_group {
-                        Some(g) => g,
-                        None => continue,
-                    }
-                } else {
-                    key.clear();
-                    key.push(code);
-                    key.extend(rest.iter().map(|c| c[row]));
-                    match group_of.get(&key) {
-                        Some(&g) => g,
-                        None => continue,
-                    }
-                };
-                let (g, here) = (g as usize, (t, p, b, row as u32));
+            for (row, &t) in time.iter().enumerate() {
+                let Some(g) = finder.group(row) else { continue };
+                let Some(t) = t else { continue };
+                let here = (t, p, b, row as u32);
                 let members = &groups[g];
                 match self.direction {
                     Direction::Backward => {
@@ -395,7 +282,7 @@ impl Job {
             }
         }
         if self.direction == Direction::Backward {
-            for (g, members) in index.groups.iter().enumerate() {
+            for (g, members) in index.keys.groups.iter().enumerate() {
                 for &row in &members[next[g]..] {
                     picks[row as usize] = last[g];
                 }

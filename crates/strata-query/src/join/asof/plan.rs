@@ -1,24 +1,21 @@
 //! The as-of join in DataFusion's logical plan: [`AsofJoinNode`], and the analyzer
-//! rule that turns a join marked by [`super::sql::ASOF_MARKER`] into one.
+//! rule that turns a join marked by [`ASOF_MARKER`] into one.
 
 use std::cmp::Ordering;
 use std::collections::HashSet;
 use std::fmt;
 use std::sync::Arc;
 
-use arrow_schema::DataType;
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::Transformed;
 use datafusion::common::{DFSchemaRef, Result, plan_err};
 use datafusion::logical_expr::logical_plan::builder::build_join_schema;
-use datafusion::logical_expr::utils::split_conjunction;
-use datafusion::logical_expr::{
-    BinaryExpr, ColumnarValue, Expr, Extension, JoinType, LogicalPlan, Operator, ScalarFunctionArgs, ScalarUDFImpl,
-    Signature, UserDefinedLogicalNodeCore, Volatility,
-};
+use datafusion::logical_expr::{Expr, Extension, JoinType, LogicalPlan, Operator, UserDefinedLogicalNodeCore};
 use datafusion::optimizer::AnalyzerRule;
 
-use super::sql::ASOF_MARKER;
+use crate::join::condition::{Comparison, has_marker, split};
+use crate::join::needed_columns;
+use crate::join::sql::ASOF_MARKER;
 
 /// Which right row an as-of join picks for a left row at time `t`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd)]
@@ -127,63 +124,17 @@ impl UserDefinedLogicalNodeCore for AsofJoinNode {
 
     fn necessary_children_exprs(&self, output_columns: &[usize]) -> Option<Vec<Vec<usize>>> {
         let left_len = self.left.schema().fields().len();
-        let mut left: Vec<usize> = output_columns.iter().copied().filter(|i| *i < left_len).collect();
-        let mut right: Vec<usize> = output_columns.iter().filter(|i| **i >= left_len).map(|i| i - left_len).collect();
-        let need = |expr: &Expr, schema: &DFSchemaRef, into: &mut Vec<usize>| {
-            for column in expr.column_refs() {
-                if let Ok(i) = schema.index_of_column(column) {
-                    into.push(i);
-                }
-            }
-        };
-        for (l, r) in &self.keys {
-            need(l, self.left.schema(), &mut left);
-            need(r, self.right.schema(), &mut right);
-        }
-        need(&self.left_time, self.left.schema(), &mut left);
-        need(&self.right_time, self.right.schema(), &mut right);
+        let left_exprs = self.keys.iter().map(|(l, _)| l).chain([&self.left_time]);
+        let right_exprs = self.keys.iter().map(|(_, r)| r).chain([&self.right_time]);
+        let mut left = needed_columns(left_exprs, self.left.schema());
+        let mut right = needed_columns(right_exprs, self.right.schema());
+        left.extend(output_columns.iter().copied().filter(|i| *i < left_len));
+        right.extend(output_columns.iter().filter(|i| **i >= left_len).map(|i| i - left_len));
         for v in [&mut left, &mut right] {
             v.sort_unstable();
             v.dedup();
         }
         Some(vec![left, right])
-    }
-}
-
-/// The marker function: true everywhere; it only tags an ON condition.
-#[derive(Debug, PartialEq, Eq, Hash)]
-pub struct AsofMarker {
-    signature: Signature,
-}
-
-impl AsofMarker {
-    /// The marker.
-    pub fn new() -> AsofMarker {
-        AsofMarker { signature: Signature::nullary(Volatility::Volatile) }
-    }
-}
-
-impl Default for AsofMarker {
-    fn default() -> AsofMarker {
-        AsofMarker::new()
-    }
-}
-
-impl ScalarUDFImpl for AsofMarker {
-    fn name(&self) -> &str {
-        ASOF_MARKER
-    }
-
-    fn signature(&self) -> &Signature {
-        &self.signature
-    }
-
-    fn return_type(&self, _args: &[DataType]) -> Result<DataType> {
-        Ok(DataType::Boolean)
-    }
-
-    fn invoke_with_args(&self, _args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        plan_err!("{ASOF_MARKER}() marks an ASOF JOIN condition; it cannot be evaluated")
     }
 }
 
@@ -198,7 +149,7 @@ impl AnalyzerRule for AsofRule {
 
     fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> Result<LogicalPlan> {
         plan.transform_up_with_subqueries(|plan| match plan {
-            LogicalPlan::Join(join) if join.filter.as_ref().is_some_and(has_marker) => {
+            LogicalPlan::Join(join) if join.filter.as_ref().is_some_and(|f| has_marker(f, ASOF_MARKER)) => {
                 Ok(Transformed::yes(LogicalPlan::Extension(Extension { node: Arc::new(asof_node(join)?) })))
             }
             other => Ok(Transformed::no(other)),
@@ -207,76 +158,31 @@ impl AnalyzerRule for AsofRule {
     }
 }
 
-fn is_marker(expr: &Expr) -> bool {
-    matches!(expr, Expr::ScalarFunction(f) if f.func.name() == ASOF_MARKER)
-}
-
-fn has_marker(expr: &Expr) -> bool {
-    split_conjunction(expr).into_iter().any(is_marker)
-}
-
 /// The as-of node of a marked join, or an error saying what the ON condition must be.
 fn asof_node(join: datafusion::logical_expr::Join) -> Result<AsofJoinNode> {
     if !matches!(join.join_type, JoinType::Inner | JoinType::Left) {
         return plan_err!("ASOF JOIN is inner or LEFT, not {}", join.join_type);
     }
-    let (left_schema, right_schema) = (join.left.schema().clone(), join.right.schema().clone());
-    let side = |e: &Expr| -> Option<bool> {
-        let columns = e.column_refs();
-        if columns.is_empty() {
-            None
-        } else if columns.iter().all(|c| left_schema.has_column(c)) {
-            Some(true)
-        } else if columns.iter().all(|c| right_schema.has_column(c)) {
-            Some(false)
-        } else {
-            None
-        }
-    };
-    let mut keys = join.on.clone();
-    let mut time = None;
-    let filter = join.filter.expect("checked by the caller");
-    for conjunct in split_conjunction(&filter) {
-        if is_marker(conjunct) {
-            continue;
-        }
-        let Expr::BinaryExpr(BinaryExpr { left, op, right }) = conjunct else {
-            return plan_err!(
-                "ASOF JOIN conditions are key equalities and one time inequality; `{conjunct}` is neither"
-            );
-        };
-        let (l, r, op) = match (side(left), side(right)) {
-            (Some(true), Some(false)) => (left.as_ref().clone(), right.as_ref().clone(), *op),
-            (Some(false), Some(true)) => match op.swap() {
-                Some(swapped) => (right.as_ref().clone(), left.as_ref().clone(), swapped),
-                None => return plan_err!("ASOF JOIN condition `{conjunct}` is not a comparison"),
-            },
-            _ => return plan_err!("ASOF JOIN condition `{conjunct}` must compare a left column with a right column"),
-        };
-        let found = match op {
-            Operator::Eq => {
-                keys.push((l, r));
-                continue;
-            }
-            Operator::GtEq => (l, r, Direction::Backward, false),
-            Operator::Gt => (l, r, Direction::Backward, true),
-            Operator::LtEq => (l, r, Direction::Forward, false),
-            Operator::Lt => (l, r, Direction::Forward, true),
-            _ => return plan_err!("ASOF JOIN condition `{conjunct}` must be =, >=, >, <= or <"),
-        };
-        if time.replace(found).is_some() {
-            return plan_err!("ASOF JOIN takes exactly one inequality (the time match); found a second: `{conjunct}`");
-        }
-    }
-    let Some((left_time, right_time, direction, strict)) = time else {
+    let condition = split(&join, ASOF_MARKER, "ASOF JOIN")?;
+    let mut comparisons = condition.comparisons.into_iter();
+    let Some(Comparison { left, op, right, .. }) = comparisons.next() else {
         return plan_err!("ASOF JOIN needs one inequality such as `t.time >= q.time`");
+    };
+    if let Some(second) = comparisons.next() {
+        return plan_err!("ASOF JOIN takes exactly one inequality (the time match); found a second: `{}`", second.text);
+    }
+    let (direction, strict) = match op {
+        Operator::GtEq => (Direction::Backward, false),
+        Operator::Gt => (Direction::Backward, true),
+        Operator::LtEq => (Direction::Forward, false),
+        _ => (Direction::Forward, true),
     };
     Ok(AsofJoinNode {
         left: join.left,
         right: join.right,
-        keys,
-        left_time,
-        right_time,
+        keys: condition.keys,
+        left_time: left,
+        right_time: right,
         direction,
         strict,
         join_type: join.join_type,
