@@ -11,10 +11,6 @@
 mod measure;
 mod summary;
 
-use std::io::IsTerminal;
-use std::time::Duration;
-
-use indicatif::{ProgressBar, ProgressStyle};
 use strata_codec::{CodecError, CompressionSpec};
 
 use crate::data::{self, DEFAULT_SEED, SampleColumn};
@@ -173,7 +169,7 @@ pub fn run(opts: &CodecBenchOptions, progress: bool) -> Result<Report, CodecBenc
         .iter()
         .flat_map(|c| opts.specs.iter().filter(|s| s.check_suitable(c.kind).is_ok()).map(move |s| (c, s)))
         .collect();
-    let bar = progress_bar(progress, (plan.len() * threads.len()) as u64);
+    let bar = crate::progress::bar(progress, (plan.len() * threads.len()) as u64);
 
     let mut measurements = Vec::with_capacity(plan.len() * threads.len());
     for (column, spec) in plan {
@@ -211,20 +207,6 @@ fn validate(opts: &CodecBenchOptions) -> Result<Vec<usize>, CodecBenchError> {
     threads.sort_unstable();
     threads.dedup();
     Ok(threads)
-}
-
-/// A bar on stderr when asked for and stderr is a terminal; otherwise a hidden one,
-/// so piped output and CI logs stay clean.
-fn progress_bar(progress: bool, steps: u64) -> ProgressBar {
-    if !progress || !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::new(steps);
-    if let Ok(style) = ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}") {
-        bar.set_style(style.progress_chars("=> "));
-    }
-    bar.enable_steady_tick(Duration::from_millis(200));
-    bar
 }
 
 fn build_report(

@@ -9,7 +9,7 @@ pub mod codecs;
 pub mod column_stats;
 pub mod data;
 pub mod io;
-#[cfg(feature = "query")]
+mod progress;
 pub mod query_bench;
 pub mod recommend;
 pub mod report;

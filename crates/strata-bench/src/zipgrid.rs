@@ -196,7 +196,7 @@ pub fn run(
         .into_iter()
         .filter(|&(lbs, alg, lvl)| spec_of(lbs, alg, lvl).check_suitable(kind).is_ok())
         .collect();
-    let bar = crate::zip::progress_bar(progress, configs.len() as u64);
+    let bar = crate::progress::bar(progress, configs.len() as u64);
     let column = &source.column;
     let bytes = column.offsets_buffer().map_or(column.value_bytes(), |o| o.as_slice());
     let ty = source.column.ty();

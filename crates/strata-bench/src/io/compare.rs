@@ -11,7 +11,7 @@ use super::psv::{ThroughputRow, read_throughput};
 use crate::report::{Cell, Column, Report, Table};
 
 /// Writes that decide end-of-day and ingestion speed (the study's "high-impact"
-/// table): writes of medium and larger vectors, mid-size appends, sort and attribute.
+/// table): vector writes from small to huge, mid-size appends, sort and attribute.
 pub const HIGH_IMPACT: [&str; 10] = [
     "add attribute",
     "disk sort",

@@ -28,11 +28,9 @@ pub mod scale;
 pub mod vectors;
 pub mod worker;
 
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
-use indicatif::{ProgressBar, ProgressStyle};
 use strata_store::Date;
 
 pub use controller::WorkerCommand;
@@ -155,7 +153,7 @@ impl IoPlan {
         let devices = Devices::new(self.roots.iter().filter_map(|r| r.device.clone()));
         let per_run: usize = Suite::all().iter().map(|s| s.tests().len()).sum();
         let anchors = if self.options.anchor { self.roots.len() } else { 0 };
-        let bar = progress_bar(progress, (per_run * self.scales.len() + anchors) as u64);
+        let bar = crate::progress::bar(progress, (per_run * self.scales.len() + anchors) as u64);
         let mut flushed = Flushed::DropCaches;
         let mut runs = Vec::new();
         for (procs, scale, _) in &self.scales {
@@ -212,18 +210,6 @@ fn weaker(a: Flushed, b: Flushed) -> Flushed {
         Flushed::Nothing => 0,
     };
     if rank(b) < rank(a) { b } else { a }
-}
-
-fn progress_bar(progress: bool, steps: u64) -> ProgressBar {
-    if !progress || !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::new(steps);
-    if let Ok(style) = ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}") {
-        bar.set_style(style.progress_chars("=> "));
-    }
-    bar.enable_steady_tick(Duration::from_millis(200));
-    bar
 }
 
 /// `mmdd_HHMMSS` in UTC, Nano's name for a run's directories.
@@ -322,6 +308,8 @@ impl IoRun {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
 
     #[test]

@@ -8,12 +8,10 @@
 
 mod queries;
 
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use indicatif::{ProgressBar, ProgressStyle};
 use strata_query::Engine;
 use strata_query::datafusion::arrow::array::cast::AsArray;
 use strata_query::datafusion::arrow::array::{Array, ArrayRef, RecordBatch};
@@ -70,7 +68,7 @@ const TABLES: [&str; 4] = ["quote", "trade", "quoteNorm", "tradeNorm"];
 /// Runs the benchmark and builds its report, with a progress bar on a terminal
 /// when `progress` is set.
 pub fn run(options: &QueryBenchOptions, progress: bool) -> BenchResult<Report> {
-    let bar = progress_bar(progress);
+    let bar = crate::progress::spinner(progress);
     let progress = |what: &str| {
         bar.set_message(what.to_string());
         bar.tick();
@@ -110,16 +108,6 @@ pub fn run(options: &QueryBenchOptions, progress: bool) -> BenchResult<Report> {
     let others = run_python(options, &exported, &queries)?;
     bar.finish_and_clear();
     Ok(report(&queries, &strata, &others, &parameters, options))
-}
-
-fn progress_bar(progress: bool) -> ProgressBar {
-    if !progress || !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::new_spinner();
-    bar.set_style(ProgressStyle::with_template("{spinner} {elapsed} {msg}").expect("a valid template"));
-    bar.enable_steady_tick(std::time::Duration::from_millis(200));
-    bar
 }
 
 /// The query set for the database at `db` (parameters picked from its data) as

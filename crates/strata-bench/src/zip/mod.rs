@@ -14,11 +14,10 @@ pub mod measure;
 pub mod query;
 mod tables;
 
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 use strata_codec::CompressionSpec;
 use strata_codec::auto::choose;
 use strata_store::attribute::{check_attribute, index_path, write_index};
@@ -247,7 +246,7 @@ pub fn run(
         .build()
         .map_err(|e| StoreError::Invalid(format!("cannot start {} threads: {e}", options.threads)))?;
     let steps: usize = tables.iter().map(|t| t.table.names().len()).sum::<usize>() * specs.len();
-    let bar = progress_bar(progress, steps as u64);
+    let bar = crate::progress::bar(progress, steps as u64);
     let mut results = ZipResults {
         columns: Vec::new(),
         queries: Vec::new(),
@@ -393,19 +392,6 @@ pub fn random_ranges(rows: usize, count: usize, len: usize) -> Vec<(usize, usize
             (start, (start + len).min(rows))
         })
         .collect()
-}
-
-/// A bar on stderr when asked for and stderr is a terminal; hidden otherwise.
-pub(crate) fn progress_bar(progress: bool, steps: u64) -> ProgressBar {
-    if !progress || !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::new(steps);
-    if let Ok(style) = ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}") {
-        bar.set_style(style.progress_chars("=> "));
-    }
-    bar.enable_steady_tick(Duration::from_millis(200));
-    bar
 }
 
 #[cfg(test)]

@@ -1,10 +1,10 @@
 //! The subcommands, one module each.
 
 mod bench;
+mod bench_io;
 mod bench_query;
 mod bench_tick;
 mod bench_zip;
-mod bench_io;
 mod compress;
 mod demo;
 mod export;
@@ -23,8 +23,8 @@ pub type CliResult = Result<(), Box<dyn std::error::Error>>;
 /// Every `strata` subcommand.
 #[derive(Subcommand)]
 pub enum Command {
-    /// Write a built-in tick-shaped table with several compression specs and print
-    /// what each costs on disk and to write.
+    /// The main job: tickerplant, RDB and HDB on loopback fed TAQ-shaped data, SQL on
+    /// both sides of end of day (`demo storage`: the compression specs demo).
     Demo(demo::DemoArgs),
     /// Load a CSV or Parquet file into a table (optionally a date partition).
     Import(import::ImportArgs),

@@ -1,28 +1,9 @@
 //! End-to-end tests of the `strata` binary: real files, real processes.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 
-fn strata(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_strata")).args(args).output().expect("the strata binary runs")
-}
-
-fn ok(args: &[&str]) -> String {
-    let out = strata(args);
-    assert!(
-        out.status.success(),
-        "strata {args:?} failed:\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
-fn fails(args: &[&str]) -> String {
-    let out = strata(args);
-    assert!(!out.status.success(), "strata {args:?} should fail");
-    String::from_utf8(out.stderr).unwrap()
-}
+use super::common::*;
 
 fn write_trades_csv(path: &Path, rows: usize, syms: &[&str]) {
     let mut text = String::from("time,sym,price,size,cond,id\n");
@@ -152,7 +133,7 @@ fn two_processes_share_one_sym_file() {
     std::fs::write(&a, rows(&syms_a)).unwrap();
     std::fs::write(&b, rows(&syms_b)).unwrap();
     let spawn = |file: &Path, table: &str| {
-        Command::new(env!("CARGO_BIN_EXE_strata"))
+        Command::new(binary())
             .args(["import", file.to_str().unwrap(), "--db", db_str, "--table", table])
             .stdout(std::process::Stdio::null())
             .spawn()
@@ -194,7 +175,7 @@ fn a_writer_killed_mid_write_leaves_the_old_table_whole() {
     ok(&["export", db_str, "t", "--format", "csv", "--out", reference.to_str().unwrap()]);
     let expected_old = std::fs::read_to_string(&reference).unwrap();
     for delay_ms in [5u64, 40, 120, 300] {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_strata"))
+        let mut child = Command::new(binary())
             .args(["import", big.to_str().unwrap(), "--db", db_str, "--table", "t", "--spec", "gzip:9"])
             .stdout(std::process::Stdio::null())
             .spawn()

@@ -2,24 +2,10 @@
 //! processes writing real files, then `strata bench io compare` on its results.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use strata_bench::io::catalogue::{Suite, Test, Unit};
 
-fn strata(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_strata")).args(args).output().expect("the strata binary runs")
-}
-
-fn ok(args: &[&str]) -> String {
-    let out = strata(args);
-    assert!(
-        out.status.success(),
-        "strata {args:?} failed:\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
+use super::common::*;
 
 /// Rows of a PSV file as maps from column name to cell.
 fn psv(path: &Path) -> Vec<std::collections::HashMap<String, String>> {

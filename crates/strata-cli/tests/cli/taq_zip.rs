@@ -2,22 +2,8 @@
 //! and `strata bench zipgrid`: the real binary, real files.
 
 use std::path::Path;
-use std::process::{Command, Output};
 
-fn strata(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_strata")).args(args).output().expect("the strata binary runs")
-}
-
-fn ok(args: &[&str]) -> String {
-    let out = strata(args);
-    assert!(
-        out.status.success(),
-        "strata {args:?} failed:\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
+use super::common::*;
 
 fn csv(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));

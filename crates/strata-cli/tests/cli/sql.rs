@@ -1,0 +1,209 @@
+//! End-to-end tests of `strata sql`: a database imported with `strata import`,
+//! queried by the real binary in each output format, through its errors, and
+//! through the interactive shell fed on standard input.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use super::common::*;
+
+/// Imports `csv` (a header line, then rows) as partition 2025.01.02 of `table`,
+/// sorted by sym then time and parted on sym.
+fn import(db: &Path, table: &str, csv: &str) {
+    let file = db.with_file_name(format!("{table}.csv"));
+    std::fs::write(&file, csv).unwrap();
+    let (file, db) = (file.to_str().unwrap(), db.to_str().unwrap());
+    let types = "time=timestamp,sym=symbol";
+    ok(&[
+        "import",
+        file,
+        "--db",
+        db,
+        "--table",
+        table,
+        "--partition",
+        "2025.01.02",
+        "--types",
+        types,
+        "--sort",
+        "sym,time",
+        "--parted",
+        "sym",
+    ]);
+}
+
+/// A database with a few quotes and trades whose joins are worked out by hand.
+fn tick_db() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("hdb");
+    import(
+        &db,
+        "quote",
+        "time,sym,bid,ask\n\
+         2025-01-02T10:00:00,A,10.0,10.5\n\
+         2025-01-02T10:00:02,A,11.0,11.5\n\
+         2025-01-02T10:00:05,A,12.0,12.5\n\
+         2025-01-02T10:00:01,B,20.0,20.5\n\
+         2025-01-02T10:00:03,B,21.0,21.5\n",
+    );
+    import(
+        &db,
+        "trade",
+        "time,sym,price,size\n\
+         2025-01-02T10:00:01,A,10.2,100\n\
+         2025-01-02T10:00:04,A,11.2,200\n\
+         2025-01-02T10:00:00.500,B,19.9,300\n\
+         2025-01-02T10:00:03,C,5.0,400\n",
+    );
+    (dir, db)
+}
+
+#[test]
+fn one_query_in_every_format() {
+    let (dir, db) = tick_db();
+    let db = db.to_str().unwrap();
+    let query = "SELECT sym, count(*) AS n, max(bid) AS hi FROM quote GROUP BY sym ORDER BY sym";
+    let table = ok(&["sql", db, query]);
+    assert!(table.contains("| sym | n | hi   |") && table.contains("| A   | 3 | 12.0 |"), "{table}");
+    assert_eq!(ok(&["sql", db, query, "--format", "csv"]), "sym,n,hi\nA,3,12.0\nB,2,21.0\n");
+    let json = ok(&["sql", db, query, "--format", "json"]);
+    assert_eq!(json.lines().next(), Some(r#"{"sym":"A","n":3,"hi":12.0}"#), "{json}");
+
+    // Parquet goes to a file; read it back through `strata import` and query it.
+    let parquet = dir.path().join("out.parquet");
+    let out = ok(&["sql", db, query, "--format", "parquet", "--out", parquet.to_str().unwrap()]);
+    assert!(out.is_empty(), "nothing on stdout: {out}");
+    let again = dir.path().join("again");
+    ok(&["import", parquet.to_str().unwrap(), "--db", again.to_str().unwrap(), "--table", "t"]);
+    assert_eq!(
+        ok(&["sql", again.to_str().unwrap(), "SELECT * FROM t", "--format", "csv"]),
+        "sym,n,hi,i\nA,3,12.0,0\nB,2,21.0,1\n",
+        "`*` includes the virtual row number"
+    );
+    assert_eq!(
+        ok(&["sql", again.to_str().unwrap(), "SELECT * EXCLUDE (i) FROM t", "--format", "csv"]),
+        "sym,n,hi\nA,3,12.0\nB,2,21.0\n"
+    );
+    let err = fails(&["sql", db, query, "--format", "parquet"]);
+    assert!(err.contains("give --out"), "{err}");
+
+    // --out with a text format writes the file instead of stdout.
+    let csv = dir.path().join("out.csv");
+    ok(&["sql", db, "SELECT count(*) AS n FROM trade", "--format", "csv", "--out", csv.to_str().unwrap()]);
+    assert_eq!(std::fs::read_to_string(csv).unwrap(), "n\n4\n");
+}
+
+#[test]
+fn time_joins_through_the_binary() {
+    let (_dir, db) = tick_db();
+    let db = db.to_str().unwrap();
+    let asof = ok(&[
+        "sql",
+        db,
+        "SELECT t.sym, t.size, q.bid FROM trade t ASOF LEFT JOIN quote q ON t.sym = q.sym AND t.time >= q.time \
+         ORDER BY t.size",
+        "--format",
+        "csv",
+    ]);
+    assert_eq!(asof, "sym,size,bid\nA,100,10.0\nA,200,11.0\nB,300,\nC,400,\n");
+    let window = ok(&[
+        "sql",
+        db,
+        "SELECT t.sym, t.size, count(*) AS n, max(q.bid) AS hi FROM trade t WINDOW JOIN quote q \
+         ON t.sym = q.sym AND q.time BETWEEN t.time - INTERVAL '2 seconds' AND t.time ORDER BY t.size",
+        "--format",
+        "csv",
+    ]);
+    assert_eq!(window, "sym,size,n,hi\nA,100,1,10.0\nA,200,1,11.0\nB,300,0,\nC,400,0,\n");
+}
+
+#[test]
+fn errors_point_at_the_token_and_list_what_exists() {
+    let (_dir, db) = tick_db();
+    let db = db.to_str().unwrap();
+    let err = fails(&["sql", db, "SELECT bid FROM quote WHERE bid > > 1"]);
+    // The caret sits under column 35 (the second `>`), after the two-space indent.
+    let lines: Vec<&str> = err.lines().collect();
+    assert!(lines[0].contains("Line: 1, Column: 35"), "{err}");
+    assert_eq!(lines[1], "  SELECT bid FROM quote WHERE bid > > 1");
+    assert_eq!(lines[2], format!("  {}^", " ".repeat(34)));
+    let err = fails(&["sql", db, "SELECT * FROM quotes"]);
+    assert!(err.contains("tables are: quote, trade"), "{err}");
+    let err = fails(&["sql", db, "SELECT bidd FROM quote"]);
+    assert!(err.contains("bidd") && err.contains("ask"), "{err}");
+    let err = fails(&["sql", db, "SELECT 1", "--memory-limit", "lots"]);
+    assert!(err.contains("--memory-limit lots"), "{err}");
+    let missing = format!("{db}-missing");
+    let err = fails(&["sql", &missing, "SELECT 1"]);
+    assert!(err.contains("no such database directory"), "{err}");
+}
+
+#[test]
+fn a_memory_limit_fails_a_big_sort_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("hdb");
+    let mut csv = String::from("time,sym,bid,ask\n");
+    for i in 0..50_000 {
+        csv.push_str(&format!("2025-01-02T10:00:00.{i:09},S{},{}.5,{}.75\n", i % 20, (i * 7919) % 10_000, i % 97));
+    }
+    import(&db, "quote", &csv);
+    let db = db.to_str().unwrap();
+    let sort = "SELECT * FROM quote ORDER BY bid";
+    let err = fails(&["sql", db, sort, "--memory-limit", "256K", "--format", "csv"]);
+    assert!(err.to_lowercase().contains("resources exhausted"), "{err}");
+    let rows = ok(&["sql", db, sort, "--memory-limit", "1G", "--format", "csv"]);
+    assert_eq!(rows.lines().count(), 50_001);
+}
+
+/// Runs the shell with `input` on stdin and HOME at `home`; returns (stdout, stderr).
+fn shell(db: &str, home: &Path, input: &str) -> (String, String) {
+    let mut child = Command::new(binary())
+        .args(["sql", db])
+        .env("HOME", home)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    (String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
+}
+
+#[test]
+fn the_shell_reports_rows_time_and_memory_and_keeps_history() {
+    let (dir, db) = tick_db();
+    let db = db.to_str().unwrap();
+    let home = dir.path();
+    let (out, err) = shell(
+        db,
+        home,
+        "\\t\nSELECT count(*) AS n\n  FROM quote;\n\\f csv\nSELECT sym FROM trade WHERE size > 250 ORDER BY sym;\n\
+         SELECT nope FROM quote;\n\\q\n",
+    );
+    assert!(out.starts_with("quote\ntrade\n"), "\\t lists the tables: {out}");
+    assert!(out.contains("| n |") && out.contains("| 5 |"), "the first result as a table: {out}");
+    assert!(out.contains("sym\nB\nC\n"), "the second as CSV after \\f csv: {out}");
+    let reports: Vec<&str> = err.lines().filter(|l| l.contains(" rows in ")).collect();
+    assert_eq!(reports.len(), 2, "{err}");
+    assert!(reports[0].starts_with("1 rows in ") && reports[0].contains(" ms, peak memory "), "{err}");
+    assert!(reports[1].starts_with("2 rows in "), "{err}");
+    assert!(err.contains("error: ") && err.contains("nope"), "a failed query is reported and the shell goes on: {err}");
+
+    // History survives the session; \h lists it and !N runs entry N again.
+    let history = std::fs::read_to_string(home.join(".strata_sql_history")).unwrap();
+    assert_eq!(
+        history.lines().collect::<Vec<_>>(),
+        [
+            "SELECT count(*) AS n   FROM quote",
+            "SELECT sym FROM trade WHERE size > 250 ORDER BY sym",
+            "SELECT nope FROM quote",
+        ]
+    );
+    let (out, err) = shell(db, home, "\\h\n!2\n!9\n");
+    assert!(out.contains("   1  SELECT count(*) AS n   FROM quote\n"), "{out}");
+    assert!(out.contains("| sym |") && out.contains("| B   |"), "!2 ran the second entry: {out}");
+    assert!(err.contains("no history entry 9"), "{err}");
+}
