@@ -39,9 +39,8 @@ fn spec_from(algorithm: u8, level: u8, filters: u8) -> CompressionSpec {
     let level = levels.start() + (level as u32 % span) as i32;
     let count = (filters >> 6) as usize;
     let filters = (0..count).map(|i| Filter::ALL[((filters >> (2 * i)) & 3) as usize]).collect();
-    let spec = CompressionSpec { filters, algorithm, level, lbs: LBS };
-    spec.check_ranges().expect("the header only builds specs within range");
-    spec
+    let spec = CompressionSpec::new(algorithm, level, LBS).expect("the header only builds specs within range");
+    CompressionSpec { filters, ..spec }
 }
 
 fn kind_from(byte: u8) -> ElementKind {
