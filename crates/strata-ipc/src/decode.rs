@@ -8,7 +8,7 @@ use std::ops::{Deref, DerefMut};
 use crate::cursor::Cursor;
 use crate::encode::Wire;
 use crate::error::IpcError;
-use crate::value::{Atom, K, Table, Vector, code, type_name};
+use crate::value::{Atom, K, Table, Vector, VectorName, code, type_name};
 use strata_store::Attribute;
 
 /// Deepest nesting of lists, dictionaries and tables a message may have.
@@ -23,7 +23,7 @@ pub const MAX_DEPTH: usize = 64;
 /// assert_eq!(err, "malformed message at byte 0: int atom: expected 4 bytes of an int, only 2 remain");
 /// ```
 pub fn decode(bytes: &[u8], big_endian: bool) -> Result<K, IpcError> {
-    let mut reader = Reader { cursor: Cursor { bytes, pos: 0 }, big_endian };
+    let mut reader = Reader { cursor: Cursor::new(bytes), big_endian };
     let value = reader.value(0)?;
     if reader.pos != bytes.len() {
         return Err(reader.error(format!("{} bytes left over after a complete value", bytes.len() - reader.pos)));
@@ -56,7 +56,7 @@ impl<'a> Reader<'a> {
         Ok(T::get(self.take(T::WIDTH, what)?, big))
     }
 
-    fn count(&mut self, min_item_bytes: usize, what: &str) -> Result<usize, IpcError> {
+    fn count(&mut self, min_item_bytes: usize, what: impl std::fmt::Display) -> Result<usize, IpcError> {
         let at = self.pos;
         let n = self.one::<i32>("a count")?;
         let remaining = self.bytes.len() - self.pos;
@@ -68,15 +68,8 @@ impl<'a> Reader<'a> {
     }
 
     fn symbol(&mut self) -> Result<String, IpcError> {
-        let start = self.pos;
-        let Some(len) = self.bytes[start..].iter().position(|&b| b == 0) else {
-            return Err(self.error("a symbol without its terminating NUL".into()));
-        };
-        let text = std::str::from_utf8(&self.bytes[start..start + len])
-            .map_err(|e| self.error(format!("symbol is not UTF-8: {e}")))?
-            .to_string();
-        self.pos = start + len + 1;
-        Ok(text)
+        let text = self.cursor.symbol()?;
+        Ok(String::from_utf8(text.to_vec()).expect("the cursor checked the text is UTF-8"))
     }
 
     fn many<T: Wire>(&mut self, n: usize) -> Result<Vec<T>, IpcError> {
@@ -209,7 +202,7 @@ impl<'a> Reader<'a> {
             7 | 9 | 12 | 15 | 16 => 8,
             _ => return Err(self.error(format!("type {code} is not a q vector type"))),
         };
-        let n = self.count(width, &format!("{} vector", type_name(code)))?;
+        let n = self.count(width, VectorName(code))?;
         Ok(match code {
             1 => Vector::Boolean(self.many(n)?),
             2 => Vector::Guid(self.many(n)?),

@@ -275,6 +275,17 @@ impl K {
     }
 }
 
+/// "`type` vector" for error messages, formatted only when one is made (decoding
+/// is every message's hot path).
+#[derive(Clone, Copy)]
+pub(crate) struct VectorName(pub(crate) u8);
+
+impl std::fmt::Display for VectorName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} vector", type_name(self.0))
+    }
+}
+
 /// kdb+'s name for type number `code` (`long`, `symbol`, ...).
 pub fn type_name(code: u8) -> &'static str {
     match code {

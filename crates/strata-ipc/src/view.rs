@@ -20,7 +20,7 @@
 use crate::cursor::Cursor;
 use crate::decode::MAX_DEPTH;
 use crate::error::IpcError;
-use crate::value::{Attribute, K, code, type_name};
+use crate::value::{Attribute, K, VectorName, code, type_name};
 
 /// Bytes per element of a fixed-width vector type, `None` for symbols (variable) and
 /// for numbers that are not q vector types.
@@ -112,9 +112,9 @@ impl<'a> View<'a> {
     /// The items of a list, or the columns of a table.
     pub fn items(&self) -> Option<Items<'a>> {
         match *self {
-            View::List { count, items } => Some(Items { cursor: Cursor { bytes: items, pos: 0 }, left: count }),
+            View::List { count, items } => Some(Items { cursor: Cursor::rereading(items), left: count }),
             View::Table { columns, items, .. } => {
-                Some(Items { cursor: Cursor { bytes: items, pos: 0 }, left: columns })
+                Some(Items { cursor: Cursor::rereading(items), left: columns })
             }
             _ => None,
         }
@@ -144,6 +144,7 @@ impl<'a> View<'a> {
 }
 
 /// The values of a list (or the columns of a table), in order.
+#[derive(Clone)]
 pub struct Items<'a> {
     cursor: Cursor<'a>,
     left: usize,
@@ -186,10 +187,17 @@ impl<'a> Iterator for Symbols<'a> {
     }
 }
 
+/// The NUL-terminated texts laid end to end in `bytes` (a symbol vector's bytes, or
+/// symbols gathered from atoms), without their NULs; bytes after the last NUL are
+/// not a text.
+pub fn texts(bytes: &[u8]) -> Symbols<'_> {
+    Symbols { bytes }
+}
+
 /// Views one value that fills `bytes` exactly (a message body after its header, in
 /// little-endian order).
 pub fn view(bytes: &[u8]) -> Result<View<'_>, IpcError> {
-    let mut cursor = Cursor { bytes, pos: 0 };
+    let mut cursor = Cursor::new(bytes);
     let value = cursor.value(0)?;
     if cursor.pos != bytes.len() {
         return Err(cursor.error(format!("{} bytes left over after a complete value", bytes.len() - cursor.pos)));
@@ -249,7 +257,7 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    fn count(&mut self, min_item_bytes: usize, what: &str) -> Result<usize, IpcError> {
+    fn count(&mut self, min_item_bytes: usize, what: impl std::fmt::Display) -> Result<usize, IpcError> {
         let at = self.pos;
         let n = i32::from_le_bytes(self.take(4, "a count")?.try_into().expect("4 bytes"));
         let remaining = self.bytes.len() - self.pos;
@@ -258,18 +266,6 @@ impl<'a> Cursor<'a> {
             return Err(self.error(format!("{what} count {n} does not fit the {remaining} bytes that follow")));
         }
         Ok(n as usize)
-    }
-
-    /// One NUL-terminated UTF-8 text; returns it without the NUL.
-    fn symbol(&mut self) -> Result<&'a [u8], IpcError> {
-        let start = self.pos;
-        let Some(len) = self.bytes[start..].iter().position(|&b| b == 0) else {
-            return Err(self.error("a symbol without its terminating NUL".into()));
-        };
-        let text = &self.bytes[start..start + len];
-        std::str::from_utf8(text).map_err(|e| self.error(format!("symbol is not UTF-8: {e}")))?;
-        self.pos = start + len + 1;
-        Ok(text)
     }
 
     fn value(&mut self, depth: usize) -> Result<View<'a>, IpcError> {
@@ -284,7 +280,7 @@ impl<'a> Cursor<'a> {
                 let name = type_name(code);
                 let article = if name.starts_with('i') { "an" } else { "a" };
                 let bytes = match fixed_width(code) {
-                    Some(width) => self.take(width, &format!("{article} {name}")),
+                    Some(width) => self.take(width, format_args!("{article} {name}")),
                     None if code == 11 => self.symbol(),
                     None => Err(self.error(format!("type -{code} is not a q atom type"))),
                 }
@@ -294,15 +290,15 @@ impl<'a> Cursor<'a> {
             1..=19 => {
                 let code = ty as u8;
                 let attribute = self.attribute()?;
-                let what = format!("{} vector", type_name(code));
+                let what = VectorName(code);
                 let (count, bytes) = match fixed_width(code) {
                     Some(width) => {
-                        let count = self.count(width, &what)?;
+                        let count = self.count(width, what)?;
                         (count, self.take(count * width, "vector data")?)
                     }
                     None if code != 11 => return Err(self.error(format!("type {code} is not a q vector type"))),
                     None => {
-                        let count = self.count(1, &what)?;
+                        let count = self.count(1, what)?;
                         let start = self.pos;
                         for _ in 0..count {
                             self.symbol()?;
@@ -385,16 +381,21 @@ impl<'a> Cursor<'a> {
         else {
             return Err(bad("a table's dictionary must map a symbol vector to a general list"));
         };
+        let mut columns_read = Items { cursor: Cursor::rereading(items), left: columns };
+        if self.checked {
+            let rows = columns_read.next().transpose()?.map_or(0, |first| first.count());
+            return Ok(View::Table { sorted, columns, rows, names, items });
+        }
         let mut rows = None;
         let mut names_iter = Symbols { bytes: names };
-        for column in (Items { cursor: Cursor { bytes: items, pos: 0 }, left: columns }) {
+        let name_of = |text: Option<&[u8]>| String::from_utf8_lossy(text.unwrap_or_default()).into_owned();
+        for column in columns_read {
             let column = column?;
-            let name = String::from_utf8_lossy(names_iter.next().unwrap_or_default()).into_owned();
+            let name = names_iter.next();
             let detail = match column {
                 View::Vector { .. } | View::List { .. } => match rows {
                     Some(first) if column.count() != first => {
-                        let first_name =
-                            String::from_utf8_lossy(Symbols { bytes: names }.next().unwrap_or_default()).into_owned();
+                        let (name, first_name) = (name_of(name), name_of(Symbols { bytes: names }.next()));
                         format!("table column {name} has {} rows, column {first_name} has {first}", column.count())
                     }
                     _ => {
@@ -402,7 +403,7 @@ impl<'a> Cursor<'a> {
                         continue;
                     }
                 },
-                other => format!("table column {name} is a {}, not a vector or list", other.describe()),
+                other => format!("table column {} is a {}, not a vector or list", name_of(name), other.describe()),
             };
             return Err(IpcError::Decode { offset: at, detail });
         }

@@ -16,13 +16,14 @@ use std::sync::Arc;
 
 use arrow_buffer::{Buffer, MutableBuffer};
 use strata_ipc::value::{EPOCH_OFFSET_DAYS, EPOCH_OFFSET_MONTHS, EPOCH_OFFSET_NANOS};
+use strata_ipc::view::texts;
 use strata_query::MemoryTable;
 use strata_query::memory::table_batch;
 use strata_store::{Column, ColumnType, SymbolDomain, Table};
 
 use crate::schema::{ColumnKind, TableSchema};
 use crate::symbols::SymbolTable;
-use crate::update::{WireColumns, symbol_texts};
+use crate::update::WireColumns;
 
 /// Rows not yet sealed, as Strata will hold them.
 enum Builder {
@@ -50,7 +51,7 @@ impl Builder {
             Builder::Fixed(ColumnType::Date, values) => shifted::<i32>(values, bytes, EPOCH_OFFSET_DAYS),
             Builder::Fixed(ColumnType::Month, values) => shifted::<i32>(values, bytes, EPOCH_OFFSET_MONTHS),
             Builder::Fixed(_, values) => values.extend_from_slice(bytes),
-            Builder::Symbol(keys) => keys.extend(symbol_texts(bytes).map(|text| symbols.key(text))),
+            Builder::Symbol(keys) => keys.extend(texts(bytes).map(|text| symbols.key(text))),
             Builder::Strings(offsets, data) => {
                 let mut rest = bytes;
                 while rest.len() >= 6 {

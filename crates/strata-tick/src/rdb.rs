@@ -200,6 +200,11 @@ pub struct RdbHandle {
 }
 
 impl RdbHandle {
+    /// Whether the tickerplant connection has ended (see [`RdbHandle::join`] for why).
+    pub fn is_finished(&self) -> bool {
+        self.subscriber.is_finished()
+    }
+
     /// Waits until the tickerplant connection ends (the query port stays open
     /// while the process lives).
     pub fn join(self) -> Result<(), TickError> {

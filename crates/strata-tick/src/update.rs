@@ -8,7 +8,7 @@
 //! mismatch is an error naming the table, the column and what was expected.
 
 use strata_ipc::MessageKind;
-use strata_ipc::view::{View, fixed_width};
+use strata_ipc::view::{View, fixed_width, texts};
 
 use crate::clock;
 use crate::schema::{ColumnKind, TableSchema};
@@ -60,14 +60,16 @@ impl WireColumns {
     /// Checks `data` against `schema` and appends its rows, adding the time column
     /// (`now_nanos`, local) when `data` has none. On an error nothing is appended.
     pub fn append_update(&mut self, schema: &TableSchema, data: &View<'_>, now_nanos: i64) -> Result<usize, String> {
-        let before: Vec<usize> = self.columns.iter().map(Vec::len).collect();
         match self.try_append(schema, data, now_nanos) {
             Ok(rows) => {
                 self.rows += rows;
                 Ok(rows)
             }
             Err(e) => {
-                for (column, len) in self.columns.iter_mut().zip(before) {
+                // Back to the rows held before (found again rather than remembered:
+                // errors are rare, updates are not).
+                for (column, kind) in self.columns.iter_mut().zip(&schema.kinds) {
+                    let len = row_values(column, *kind).take(self.rows).map(<[u8]>::len).sum();
                     column.truncate(len);
                 }
                 Err(e)
@@ -79,19 +81,18 @@ impl WireColumns {
         let table = &schema.name;
         let full = schema.columns.len();
         let (items, count) = match data {
-            View::Table { .. } => {
+            View::Table { columns, .. } => {
                 let names = data.symbols().expect("a table has names");
-                let given: Vec<&[u8]> = names.collect();
-                let expected = if given.len() + 1 == full { &schema.columns[1..] } else { &schema.columns[..] };
-                if given.len() != expected.len() || given.iter().zip(expected).any(|(g, e)| *g != e.as_bytes()) {
-                    let given: Vec<String> = given.iter().map(|g| String::from_utf8_lossy(g).into_owned()).collect();
+                let expected = if columns + 1 == full { &schema.columns[1..] } else { &schema.columns[..] };
+                if *columns != expected.len() || names.clone().zip(expected).any(|(g, e)| g != e.as_bytes()) {
+                    let given: Vec<String> = names.map(|g| String::from_utf8_lossy(g).into_owned()).collect();
                     return Err(format!(
                         "{table}: table columns ({}) do not match the schema ({})",
                         given.join(" "),
                         schema.columns.join(" ")
                     ));
                 }
-                (data.items().expect("a table has columns"), given.len())
+                (data.items().expect("a table has columns"), *columns)
             }
             View::List { count, .. } => (data.items().expect("a list has items"), *count),
             other => {
@@ -113,14 +114,15 @@ impl WireColumns {
             }
         };
         let offset = usize::from(!with_time);
-        let items: Vec<View<'_>> = items.collect::<Result<_, _>>().map_err(|e| format!("{table}: {e}"))?;
-        let sym = &items[1 - offset];
+        let undecodable = |e: strata_ipc::IpcError| format!("{table}: {e}");
+        let sym = items.clone().nth(1 - offset).expect("at least two columns").map_err(undecodable)?;
         let single_row = matches!(sym, View::Atom { .. });
         let rows = sym.count();
         if !with_time {
             self.push_time(schema.kinds[0], rows, now_nanos);
         }
-        for (i, item) in items.iter().enumerate() {
+        for (i, item) in items.enumerate() {
+            let item = &item.map_err(undecodable)?;
             let at = i + offset;
             let (name, kind) = (&schema.columns[at], schema.kinds[at]);
             let fitted = if single_row {
@@ -168,7 +170,7 @@ impl WireColumns {
     /// The rows whose `sym` (column 1) `keep` accepts: `None` when no row is kept
     /// (kdb+tick's `sel`: nothing is sent then), the same columns when every row is.
     pub fn select(&self, kinds: &[ColumnKind], mut keep: impl FnMut(&[u8]) -> bool) -> Option<Selected<'_>> {
-        let wanted: Vec<bool> = symbol_texts(&self.columns[1]).map(&mut keep).collect();
+        let wanted: Vec<bool> = texts(&self.columns[1]).map(&mut keep).collect();
         let kept = wanted.iter().filter(|&&k| k).count();
         match kept {
             0 => None,
@@ -203,11 +205,6 @@ impl Selected<'_> {
             Selected::Some(c) => c,
         }
     }
-}
-
-/// The NUL-terminated texts of a symbol column's bytes.
-pub fn symbol_texts(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
-    bytes.split(|&b| b == 0).take(bytes.iter().filter(|&&b| b == 0).count())
 }
 
 /// Each row's bytes of a column of `kind` (see [`WireColumns`]).

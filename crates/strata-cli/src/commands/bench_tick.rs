@@ -19,11 +19,23 @@ pub struct TickArgs {
     /// Directory for the CSV files and the HTML page.
     #[arg(long, default_value = "strata-reports")]
     out: std::path::PathBuf,
+    /// Run only the groups whose title contains this text (e.g. `throughput`,
+    /// `subscribers`); repeatable.
+    #[arg(long = "group")]
+    groups: Vec<String>,
 }
 
 /// Runs `strata bench tick`.
 pub fn run(args: TickArgs) -> CliResult {
-    let options = TickBenchOptions::new(args.seconds);
+    let mut options = TickBenchOptions::new(args.seconds);
+    if !args.groups.is_empty() {
+        options.scenarios.retain(|s| args.groups.iter().any(|g| s.group.contains(g.as_str())));
+        if options.scenarios.is_empty() {
+            let titles: std::collections::BTreeSet<&str> =
+                TickBenchOptions::new(args.seconds).scenarios.iter().map(|s| s.group).collect();
+            return Err(format!("--group matches no scenario group; groups: {}", titles.into_iter().collect::<Vec<_>>().join("; ")).into());
+        }
+    }
     let base = args.dir.unwrap_or_else(std::env::temp_dir);
     let dir = base.join(format!("strata-bench-tick-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
