@@ -113,9 +113,7 @@ impl<'a> View<'a> {
     pub fn items(&self) -> Option<Items<'a>> {
         match *self {
             View::List { count, items } => Some(Items { cursor: Cursor::rereading(items), left: count }),
-            View::Table { columns, items, .. } => {
-                Some(Items { cursor: Cursor::rereading(items), left: columns })
-            }
+            View::Table { columns, items, .. } => Some(Items { cursor: Cursor::rereading(items), left: columns }),
             _ => None,
         }
     }
@@ -462,5 +460,28 @@ mod tests {
         let long = K::vector(Vector::Long(vec![1]));
         let bytes = to_bytes(&long);
         assert_eq!(to_value(&view(&bytes).unwrap()).unwrap(), long);
+    }
+
+    #[test]
+    fn symbols_are_checked_once_and_tables_reread_inside_lists() {
+        // Non-ASCII text is checked as UTF-8; invalid text is refused by both readers.
+        let accented = to_bytes(&K::symbols(["Société", "IBM"]));
+        let texts: Vec<&[u8]> = view(&accented).unwrap().symbols().unwrap().collect();
+        assert_eq!(texts, ["Société".as_bytes(), b"IBM"]);
+        let invalid = [0xf5u8, 0xc3, 0x28, 0];
+        let by_view = view(&invalid).unwrap_err().to_string();
+        assert!(by_view.contains("not UTF-8"), "{by_view}");
+        assert_eq!(by_view, crate::decode(&invalid, false).unwrap_err().to_string());
+        // A table met again as a list item keeps its rows and columns.
+        let table = Table::new(vec![
+            ("sym".into(), K::symbols(["A", "B", "C"])),
+            ("px".into(), K::vector(Vector::Float(vec![1.0, 2.0, 3.0]))),
+        ])
+        .unwrap();
+        let message = to_bytes(&K::List(vec![K::symbol("upd"), K::Table(table.clone()), K::symbol("end")]));
+        let items: Vec<View> = view(&message).unwrap().items().unwrap().map(Result::unwrap).collect();
+        let View::Table { columns: 2, rows: 3, .. } = items[1] else { panic!("{:?}", items[1]) };
+        assert_eq!(to_value(&items[1]).unwrap(), K::Table(table));
+        assert_eq!(items[2].text(), Some("end"));
     }
 }

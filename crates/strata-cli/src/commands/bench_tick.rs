@@ -33,7 +33,11 @@ pub fn run(args: TickArgs) -> CliResult {
         if options.scenarios.is_empty() {
             let titles: std::collections::BTreeSet<&str> =
                 TickBenchOptions::new(args.seconds).scenarios.iter().map(|s| s.group).collect();
-            return Err(format!("--group matches no scenario group; groups: {}", titles.into_iter().collect::<Vec<_>>().join("; ")).into());
+            return Err(format!(
+                "--group matches no scenario group; groups: {}",
+                titles.into_iter().collect::<Vec<_>>().join("; ")
+            )
+            .into());
         }
     }
     let base = args.dir.unwrap_or_else(std::env::temp_dir);
