@@ -260,6 +260,62 @@ END|20220331|2
         assert!(day.unwrap_err().to_string().contains("Bid_Price"), "a trade file is not a quote file");
     }
 
+    /// A BBO quote line: every field blank but the ones given, by column name.
+    fn quote_line(set: &[(&str, &str)]) -> String {
+        let value = |name: &str| set.iter().find(|(n, _)| *n == name).map_or("", |(_, v)| *v);
+        crate::QUOTE_SCHEMA.iter().map(|(name, _)| value(name)).collect::<Vec<_>>().join("|")
+    }
+
+    #[test]
+    fn a_quote_file_loads_and_a_day_comes_back_sorted() {
+        let dir = tempfile::tempdir().unwrap();
+        let header = crate::QUOTE_SCHEMA.iter().map(|(name, _)| *name).collect::<Vec<_>>().join("|");
+        let quotes = [
+            header,
+            quote_line(&[
+                ("Time", "093001000000000"),
+                ("Exchange", "P"),
+                ("Symbol", "ZVZZT"),
+                ("Bid_Price", "10.05"),
+                ("Bid_Size", "2"),
+                ("Offer_Price", "10.07"),
+                ("Offer_Size", "3"),
+                ("Quote_Condition", "R"),
+                ("Sequence_Number", "1201"),
+                ("Participant_Timestamp", "093000999000000"),
+            ]),
+            quote_line(&[
+                ("Time", "093000500000"),
+                ("Exchange", "Q"),
+                ("Symbol", "AAPL"),
+                ("Bid_Price", "174.5"),
+                ("Bid_Size", "10"),
+                ("Offer_Price", "174.61"),
+                ("Offer_Size", "1"),
+                ("Sequence_Number", "1202"),
+            ]),
+            "END|20220331|2".into(),
+        ];
+        let quote_path = dir.path().join("SPLITS_US_ALL_BBO_Z_20220331");
+        std::fs::write(&quote_path, quotes.join("\n")).unwrap();
+        let table = load_quotes(&quote_path).unwrap();
+        assert_eq!(table.len(), 2);
+        assert_eq!(table.names().len(), crate::QUOTE_SCHEMA.len());
+        assert_eq!(table.column("Time").unwrap().values::<i64>(), [34_201_000_000_000, 34_200_500_000_000]);
+        assert_eq!(table.column("Symbol").unwrap().symbol(1), "AAPL");
+        assert_eq!(table.column("Bid_Price").unwrap().values::<f64>(), [10.05, 174.5]);
+        assert_eq!(table.column("Offer_Size").unwrap().values::<i32>(), [3, 1]);
+        assert_eq!(table.column("Exchange").unwrap().values::<u8>(), b"PQ");
+        assert_eq!(table.column("Participant_Timestamp").unwrap().values::<i64>(), [34_200_999_000_000, 0]);
+
+        let trade_path = dir.path().join("EQY_US_ALL_TRADE_20220331");
+        std::fs::write(&trade_path, TRADES).unwrap();
+        let day = load_day(&quote_path, &trade_path).unwrap();
+        let symbols = |t: &Table| (0..t.len()).map(|i| t.column("Symbol").unwrap().symbol(i).to_string()).collect::<Vec<_>>();
+        assert_eq!(symbols(&day.quote), ["AAPL", "ZVZZT"], "quotes sorted by Symbol then Time");
+        assert_eq!(symbols(&day.trade), ["AAPL", "ZVZZT"], "trades sorted by Symbol then Time");
+    }
+
     #[test]
     fn bad_lines_name_the_file_line_and_field() {
         let dir = tempfile::tempdir().unwrap();
