@@ -311,7 +311,8 @@ END|20220331|2
         let trade_path = dir.path().join("EQY_US_ALL_TRADE_20220331");
         std::fs::write(&trade_path, TRADES).unwrap();
         let day = load_day(&quote_path, &trade_path).unwrap();
-        let symbols = |t: &Table| (0..t.len()).map(|i| t.column("Symbol").unwrap().symbol(i).to_string()).collect::<Vec<_>>();
+        let symbols =
+            |t: &Table| (0..t.len()).map(|i| t.column("Symbol").unwrap().symbol(i).to_string()).collect::<Vec<_>>();
         assert_eq!(symbols(&day.quote), ["AAPL", "ZVZZT"], "quotes sorted by Symbol then Time");
         assert_eq!(symbols(&day.trade), ["AAPL", "ZVZZT"], "trades sorted by Symbol then Time");
     }

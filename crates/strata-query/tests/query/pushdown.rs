@@ -2,6 +2,7 @@
 //! the same answer as computing it by hand.
 
 use strata_query::Engine;
+use strata_store::{Attribute, TableSpec, TableWrite};
 
 use super::data::*;
 
@@ -116,4 +117,28 @@ fn the_declared_order_spares_sorts() {
     assert!(!plan.contains("SortExec"), "two dates: ordered by date, sym, time: {plan}");
     let plan = engine.explain("SELECT sym, time, bid FROM quote ORDER BY bid").unwrap();
     assert!(plan.contains("SortExec"), "{plan}");
+}
+
+#[test]
+fn a_sorted_column_is_cut_by_binary_search() {
+    let dir = tempfile::tempdir().unwrap();
+    let q1 = quotes(&mut Rng(11), 20_000, 20, DAY.parse().unwrap());
+    let by_time = TableWrite {
+        spec: TableSpec::uniform("none".parse().unwrap()),
+        sort_by: vec!["time".into()],
+        attributes: vec![("time".into(), Attribute::Sorted)],
+    };
+    write(dir.path(), DAY, "quote", &q1.table(), &by_time);
+    let engine = Engine::open(dir.path()).unwrap();
+    let day: strata_store::Date = DAY.parse().unwrap();
+    let (lo, hi) = (day.start_nanos() + 200_000_000, day.start_nanos() + 260_000_000);
+    let sql = format!(
+        "SELECT sum(bsize) AS v FROM quote WHERE time >= arrow_cast({lo}, 'Timestamp(Nanosecond, None)') AND time < arrow_cast({hi}, 'Timestamp(Nanosecond, None)')"
+    );
+    let (v, stats) = measure(&engine, &sql);
+    let in_range: Vec<i64> =
+        q1.time.iter().zip(&q1.bsize).filter(|(t, _)| (lo..hi).contains(*t)).map(|(_, b)| *b).collect();
+    assert!(!in_range.is_empty() && in_range.len() < 20_000 / 5, "the range holds some rows, not most");
+    assert!(close(v, in_range.iter().sum::<i64>() as f64), "{v:?}");
+    assert_eq!(stats.rows_scanned, in_range.len() as u64, "only the rows in range are read");
 }
