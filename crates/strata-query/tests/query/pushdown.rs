@@ -23,6 +23,15 @@ fn measure(engine: &Engine, sql: &str) -> (Option<f64>, strata_query::ScanStats)
     (floats(&one(&out), "v")[0], engine.scan_stats().since(&before))
 }
 
+/// Nanosecond bounds `from_ms..to_ms` milliseconds into DAY, and the SQL condition
+/// on `time` that selects them.
+fn time_range(from_ms: i64, to_ms: i64) -> (i64, i64, String) {
+    let day: strata_store::Date = DAY.parse().unwrap();
+    let (lo, hi) = (day.start_nanos() + from_ms * 1_000_000, day.start_nanos() + to_ms * 1_000_000);
+    let at = |t: i64| format!("arrow_cast({t}, 'Timestamp(Nanosecond, None)')");
+    (lo, hi, format!("time >= {} AND time < {}", at(lo), at(hi)))
+}
+
 fn close(a: Option<f64>, b: f64) -> bool {
     a.is_some_and(|a| (a - b).abs() <= 1e-6 * b.abs().max(1.0))
 }
@@ -73,12 +82,9 @@ fn date_filters_drop_partitions_and_i_cuts_rows() {
 fn time_ranges_search_within_each_symbol() {
     let (dir, q1, _) = setup("none");
     let engine = Engine::open(dir.path()).unwrap();
-    let day: strata_store::Date = DAY.parse().unwrap();
-    let (lo, hi) = (day.start_nanos() + 100_000_000, day.start_nanos() + 150_000_000);
-    let sql = format!(
-        "SELECT sum(bid) AS v FROM quote WHERE date = '2024-01-02' AND time >= arrow_cast({lo}, 'Timestamp(Nanosecond, None)') AND time < arrow_cast({hi}, 'Timestamp(Nanosecond, None)')"
-    );
-    let (v, stats) = measure(&engine, &sql);
+    let (lo, hi, within) = time_range(100, 150);
+    let (v, stats) =
+        measure(&engine, &format!("SELECT sum(bid) AS v FROM quote WHERE date = '2024-01-02' AND {within}"));
     let want: f64 = q1.time.iter().zip(&q1.bid).filter(|(t, _)| (lo..hi).contains(*t)).map(|(_, b)| b).sum();
     assert!(close(v, want), "{v:?} vs {want}");
     let matching = q1.time.iter().filter(|t| (lo..hi).contains(*t)).count() as u64;
@@ -130,12 +136,8 @@ fn a_sorted_column_is_cut_by_binary_search() {
     };
     write(dir.path(), DAY, "quote", &q1.table(), &by_time);
     let engine = Engine::open(dir.path()).unwrap();
-    let day: strata_store::Date = DAY.parse().unwrap();
-    let (lo, hi) = (day.start_nanos() + 200_000_000, day.start_nanos() + 260_000_000);
-    let sql = format!(
-        "SELECT sum(bsize) AS v FROM quote WHERE time >= arrow_cast({lo}, 'Timestamp(Nanosecond, None)') AND time < arrow_cast({hi}, 'Timestamp(Nanosecond, None)')"
-    );
-    let (v, stats) = measure(&engine, &sql);
+    let (lo, hi, within) = time_range(200, 260);
+    let (v, stats) = measure(&engine, &format!("SELECT sum(bsize) AS v FROM quote WHERE {within}"));
     let in_range: Vec<i64> =
         q1.time.iter().zip(&q1.bsize).filter(|(t, _)| (lo..hi).contains(*t)).map(|(_, b)| *b).collect();
     assert!(!in_range.is_empty() && in_range.len() < 20_000 / 5, "the range holds some rows, not most");
