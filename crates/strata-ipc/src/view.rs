@@ -136,7 +136,11 @@ impl<'a> View<'a> {
             View::Other { wire_type: code::DICT | code::SORTED_DICT, .. } => "dictionary".into(),
             View::Other { wire_type: code::LAMBDA, .. } => "lambda".into(),
             View::Other { wire_type: code::UNARY, .. } => "(::)".into(),
-            View::Other { .. } => "error".into(),
+            View::Other { bytes, .. } => {
+                // An error: its type byte, its text, its NUL.
+                let text = bytes.get(1..bytes.len().saturating_sub(1)).unwrap_or_default();
+                format!("error '{}", String::from_utf8_lossy(text))
+            }
         }
     }
 }
