@@ -29,15 +29,11 @@ pub struct TickArgs {
 pub fn run(args: TickArgs) -> CliResult {
     let mut options = TickBenchOptions::new(args.seconds);
     if !args.groups.is_empty() {
+        let titles: std::collections::BTreeSet<&str> = options.scenarios.iter().map(|s| s.group).collect();
+        let titles = titles.into_iter().collect::<Vec<_>>().join("; ");
         options.scenarios.retain(|s| args.groups.iter().any(|g| s.group.contains(g.as_str())));
         if options.scenarios.is_empty() {
-            let titles: std::collections::BTreeSet<&str> =
-                TickBenchOptions::new(args.seconds).scenarios.iter().map(|s| s.group).collect();
-            return Err(format!(
-                "--group matches no scenario group; groups: {}",
-                titles.into_iter().collect::<Vec<_>>().join("; ")
-            )
-            .into());
+            return Err(format!("--group matches no scenario group; groups: {titles}").into());
         }
     }
     let base = args.dir.unwrap_or_else(std::env::temp_dir);
