@@ -34,6 +34,11 @@ impl KeyCoder {
             DataType::Dictionary(_, value_type) if value_type.is_string() => {
                 let dict = array.as_any_dictionary();
                 let values = dict.values();
+                // No values (an empty side, or every key null): nothing can match, and
+                // Arrow's normalized_keys refuses an empty dictionary.
+                if values.is_empty() {
+                    return Ok(vec![ABSENT; n]);
+                }
                 let id = (values.to_data().buffers().first().map_or(0, |b| b.as_ptr() as usize), values.len());
                 if !self.dictionaries.contains_key(&id) || learn {
                     let coded = self.codes(values, learn)?;
@@ -211,6 +216,21 @@ mod tests {
         let mut finder = groups.finder(codes);
         let found: Vec<_> = (0..4).map(|row| finder.group(row)).collect();
         assert_eq!(found, [None, Some(0), Some(1), None], "B has no group; C was never seen");
+    }
+
+    #[test]
+    fn a_dictionary_with_no_values_codes_every_row_absent() {
+        // What an as-of join's left side is when its filter kept no rows.
+        let mut coder = KeyCoder::default();
+        let no_values = || Arc::new(StringArray::from(Vec::<&str>::new()));
+        let empty: ArrayRef = Arc::new(
+            DictionaryArray::<UInt32Type>::try_new(arrow_array::UInt32Array::from(Vec::<u32>::new()), no_values())
+                .unwrap(),
+        );
+        assert_eq!(coder.codes(&empty, true).unwrap(), Vec::<u64>::new());
+        let nulls = arrow_array::UInt32Array::from(vec![None, None]);
+        let all_null: ArrayRef = Arc::new(DictionaryArray::<UInt32Type>::try_new(nulls, no_values()).unwrap());
+        assert_eq!(coder.codes(&all_null, false).unwrap(), vec![ABSENT, ABSENT]);
     }
 
     #[test]
