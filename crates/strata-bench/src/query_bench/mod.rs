@@ -57,10 +57,13 @@ pub type BenchResult<T> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
 
 /// One engine's figures for one query.
 #[derive(Clone, Copy, Debug, Default)]
-struct Timing {
-    cold_ms: f64,
-    warm_ms: f64,
-    rows: usize,
+pub(crate) struct Timing {
+    /// First run, after the engine's files were made cold, on a fresh engine.
+    pub cold_ms: f64,
+    /// Best of the warm runs.
+    pub warm_ms: f64,
+    /// Rows the query returned.
+    pub rows: usize,
 }
 
 const TABLES: [&str; 4] = ["quote", "trade", "quoteNorm", "tradeNorm"];
@@ -103,7 +106,8 @@ pub fn run(options: &QueryBenchOptions, progress: bool) -> BenchResult<Report> {
     drop(engine);
 
     progress("running the queries on Strata");
-    let strata = run_strata(&db_root, &queries, options.repeats)?;
+    let evict = || flush(FlushMode::Fadvise, std::slice::from_ref(&db_root)).map(drop).map_err(Into::into);
+    let strata = run_strata(&db_root, &queries, options.repeats, &evict)?;
     progress("running the queries on DuckDB and Polars");
     let others = run_python(options, &exported, &queries)?;
     bar.finish_and_clear();
@@ -121,7 +125,7 @@ pub fn query_set_json(db: &Path) -> BenchResult<String> {
 }
 
 /// The one partition date of the database (the query set is one day's).
-fn single_date(engine: &Engine) -> BenchResult<String> {
+pub(crate) fn single_date(engine: &Engine) -> BenchResult<String> {
     let out = engine.sql("SELECT DISTINCT CAST(date AS VARCHAR) AS d FROM quote")?;
     let dates = strings(&out, "d");
     match dates.as_slice() {
@@ -161,7 +165,7 @@ fn column_as(batch: &RecordBatch, column: &str, to: &DataType) -> ArrayRef {
 
 /// Symbols and thresholds picked from the data (so the queries return rows on any
 /// generated day, as the seed's constants did on real data).
-fn pick_parameters(engine: &Engine, date: &str) -> BenchResult<Parameters> {
+pub(crate) fn pick_parameters(engine: &Engine, date: &str) -> BenchResult<Parameters> {
     let d = format!("date = '{date}'");
     let counts =
         engine.sql(&format!("SELECT sym, count(*) AS n FROM quoteNorm WHERE {d} GROUP BY sym ORDER BY n DESC, sym"))?;
@@ -194,10 +198,17 @@ fn pick_parameters(engine: &Engine, date: &str) -> BenchResult<Parameters> {
     })
 }
 
-fn run_strata(root: &Path, queries: &[Query], repeats: usize) -> BenchResult<Vec<Timing>> {
+/// Times each query on a fresh engine over `root`: once right after `evict` made
+/// the files cold, then the best of `repeats` warm runs.
+pub(crate) fn run_strata(
+    root: &Path,
+    queries: &[Query],
+    repeats: usize,
+    evict: &dyn Fn() -> BenchResult<()>,
+) -> BenchResult<Vec<Timing>> {
     let mut timings = Vec::new();
     for query in queries {
-        flush(FlushMode::Fadvise, &[root.to_path_buf()]).map_err(|e| e.to_string())?;
+        evict()?;
         let engine = Engine::open(root)?;
         let once = |engine: &Engine| -> BenchResult<(f64, usize)> {
             let started = Instant::now();

@@ -12,6 +12,7 @@
 mod cache;
 pub mod measure;
 pub mod query;
+mod seed_queries;
 mod tables;
 
 use std::path::{Path, PathBuf};
@@ -25,6 +26,7 @@ use strata_store::{Attribute, ColumnType, Durability, StoreError, Table, TableSp
 
 pub use cache::ColdCache;
 pub use query::{QueryShape, SymbolSlice};
+pub use seed_queries::{SEED_QUERIES_TABLE, SeedQueryDay};
 pub use tables::{AUTO_TABLE, RESULTS_TABLE, TABLE_ROW, TARGETS_TABLE};
 
 use crate::column_stats::{ColumnStatistics, table_statistics};
@@ -87,8 +89,11 @@ pub struct ZipOptions {
     pub threads: usize,
     /// The cold tier's write budget: at most this many times the uncompressed write.
     pub cold_write_budget: f64,
-    /// Extra query shapes to time per spec (the SQL engine's, once wired in).
+    /// Extra query shapes to time per spec and table.
     pub queries: Vec<Box<dyn QueryShape>>,
+    /// When set, seed 000's fourteen SQL queries also run on a copy of this day
+    /// written with each spec (slow: every spec writes the whole day again).
+    pub seed_queries: Option<SeedQueryDay>,
 }
 
 impl ZipOptions {
@@ -105,6 +110,7 @@ impl ZipOptions {
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             cold_write_budget: 20.0,
             queries: Vec::new(),
+            seed_queries: None,
         }
     }
 }
@@ -245,7 +251,8 @@ pub fn run(
         .num_threads(options.threads)
         .build()
         .map_err(|e| StoreError::Invalid(format!("cannot start {} threads: {e}", options.threads)))?;
-    let steps: usize = tables.iter().map(|t| t.table.names().len()).sum::<usize>() * specs.len();
+    let columns: usize = tables.iter().map(|t| t.table.names().len()).sum();
+    let steps = (columns + usize::from(options.seed_queries.is_some())) * specs.len();
     let bar = crate::progress::bar(progress, steps as u64);
     let mut results = ZipResults {
         columns: Vec::new(),
@@ -269,6 +276,10 @@ pub fn run(
                 std::fs::remove_dir_all(scratch.join(format!("spec{i}")))
                     .map_err(|source| StoreError::Io { path: dir.clone(), source })?;
             }
+        }
+        if let Some(seed) = &options.seed_queries {
+            let timed = seed_queries::measure(seed, &specs, scratch, options.cold, options.repeats, &bar)?;
+            results.queries.extend(timed);
         }
         Ok(())
     })?;

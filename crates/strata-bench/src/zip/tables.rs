@@ -98,11 +98,15 @@ pub(super) fn report(
         results.cold.describe(),
         results.elapsed.as_secs_f64(),
     ));
-    report.push_note(
-        "Query-time ratios: the query shapes below run on every spec's copy. The seed 000 SQL query set \
-         plugs in through strata_bench::zip::QueryShape (ZipOptions::queries) once the query engine is \
-         wired into the benchmark.",
-    );
+    report.push_note(if options.seed_queries.is_some() {
+        "Query-time ratios: `select from t where sym=busiest` runs on every spec's copy of each table, and \
+         seed 000's fourteen queries (strata bench query's set, through the SQL engine) on a database of the \
+         whole day (quote, trade, quoteNorm, tradeNorm) written with each spec, under table `taq`; cold = \
+         files evicted and a fresh engine, warm = best of the repeats."
+    } else {
+        "Query-time ratios: `select from t where sym=busiest` runs on every spec's copy of each table. \
+         --seed-queries adds seed 000's fourteen SQL queries on a database of the whole day per spec."
+    });
     let results_table = long_table(results);
     report.push_table(results_table);
     if let Some(targets) = targets_table(results) {

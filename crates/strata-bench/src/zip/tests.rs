@@ -69,6 +69,29 @@ fn every_column_and_spec_is_measured_with_ratios_against_uncompressed() {
 }
 
 #[test]
+fn seed_queries_run_through_sql_on_a_copy_of_the_day_per_spec() {
+    let dir = tempfile::tempdir().unwrap();
+    // The query set picks rare and busy symbols, so it needs at least 20.
+    let day = generate(&TaqConfig { quotes: 8_000, trades: 2_000, syms: 24, seed: 5, ..TaqConfig::default() });
+    let tables = vec![ZipTable { name: "quote".into(), table: day.quote.clone(), parted: Some("Symbol".into()) }];
+    let date: strata_store::Date = "2024-01-02".parse().unwrap();
+    let options = ZipOptions { seed_queries: Some(SeedQueryDay { day, date }), ..tiny_options(&["zstd:1", "auto"]) };
+    let outcome = run(&tables, &options, dir.path(), false).unwrap();
+    let seed: Vec<_> = outcome.results.queries.iter().filter(|q| q.table == SEED_QUERIES_TABLE).collect();
+    assert_eq!(seed.len(), 14 * 3, "fourteen queries on the none, zstd:1 and auto copies");
+    for spec in ["none", "zstd:1", "auto"] {
+        let names: Vec<&str> = seed.iter().filter(|q| q.spec == spec).map(|q| q.query.as_str()).collect();
+        assert_eq!(names.len(), 14, "{spec}");
+        assert!(names.iter().any(|n| n.starts_with("q01")) && names.iter().any(|n| n.starts_with("q14")), "{names:?}");
+    }
+    assert!(seed.iter().all(|q| q.cold > 0.0 && q.warm > 0.0));
+    let table = outcome.report.table("query time ratios").unwrap();
+    assert_eq!(table.rows.len(), 3 + 14 * 3, "the symbol slice on quote, and the seed set, per spec");
+    assert!(outcome.report.to_terminal().contains("seed 000's fourteen queries"));
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "scratch copies are removed");
+}
+
+#[test]
 fn recommendations_are_table_specs_that_load_and_apply() {
     let dir = tempfile::tempdir().unwrap();
     let tables = tiny_tables();

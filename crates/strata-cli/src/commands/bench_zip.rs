@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use strata_bench::zip::{self, ColdCache, ZipOptions, ZipTable};
+use strata_bench::zip::{self, ColdCache, SeedQueryDay, ZipOptions, ZipTable};
 use strata_bench::zipgrid::{self, DataShape, GridOptions, GridSource};
 use strata_codec::CompressionSpec;
 use strata_store::{ColumnType, Database, Date, TableLocation};
@@ -66,21 +66,29 @@ pub struct ZipArgs {
     /// Directory for the CSV files, the HTML page and the recommended table specs.
     #[arg(long, default_value = "strata-reports")]
     out: PathBuf,
+    /// Also time seed 000's fourteen SQL queries on a database of the whole
+    /// built-in day written with each spec (needs trades; every spec writes the day
+    /// again, so this takes several times longer).
+    #[arg(long, conflicts_with = "db")]
+    seed_queries: bool,
 }
 
 /// Runs `strata bench zip`.
 pub fn run_zip(args: ZipArgs) -> CliResult {
+    let mut options = ZipOptions::new();
     let tables = match (&args.db, &args.table) {
         (Some(db), Some(table)) => vec![load_table(db, table, args.partition)?],
         _ => {
             let trades = args.trades.unwrap_or(args.rows / 10);
-            let day = generate(&TaqConfig {
-                quotes: args.rows,
-                trades,
-                syms: args.syms,
-                seed: args.seed,
-                ..TaqConfig::default()
-            });
+            if args.seed_queries && trades == 0 {
+                return Err("--seed-queries needs trades: half of seed 000's queries read them".into());
+            }
+            let config =
+                TaqConfig { quotes: args.rows, trades, syms: args.syms, seed: args.seed, ..TaqConfig::default() };
+            let day = generate(&config);
+            if args.seed_queries {
+                options.seed_queries = Some(SeedQueryDay { day: day.clone(), date: config.date });
+            }
             let mut tables = vec![ZipTable { name: "quote".into(), table: day.quote, parted: Some("Symbol".into()) }];
             if trades > 0 {
                 tables.push(ZipTable { name: "trade".into(), table: day.trade, parted: Some("Symbol".into()) });
@@ -88,7 +96,6 @@ pub fn run_zip(args: ZipArgs) -> CliResult {
             tables
         }
     };
-    let mut options = ZipOptions::new();
     if !args.specs.is_empty() {
         options.specs = args.specs;
     }

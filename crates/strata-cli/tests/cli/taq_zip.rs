@@ -120,6 +120,23 @@ fn bench_zip_reports_every_column_and_spec_and_writes_loadable_tier_specs() {
 }
 
 #[test]
+fn bench_zip_times_the_seed_queries_per_spec_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("reports");
+    let (scratch, out_dir) = (dir.path().to_str().unwrap(), out.to_str().unwrap());
+    let args = ["bench", "zip", "--rows", "6000", "--syms", "24", "--specs", "zstd:1", "--cold", "fadvise"];
+    ok(&[&args[..], &["--seed-queries", "--out", out_dir, "--dir", scratch]].concat());
+    let (header, rows) = csv(&out.join("zip-query-time-ratios.csv"));
+    let at = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let seed: Vec<_> = rows.iter().filter(|r| r[at("table")] == "taq").collect();
+    assert_eq!(seed.len(), 14 * 2, "fourteen queries, uncompressed and zstd:1");
+    assert!(seed.iter().any(|r| r[at("query")] == "q05 aj trades of someSyms"), "{seed:?}");
+    let refused =
+        fails(&[&args[..], &["--trades", "0", "--seed-queries", "--out", out_dir, "--dir", scratch]].concat());
+    assert!(refused.contains("--seed-queries needs trades"), "{refused}");
+}
+
+#[test]
 fn bench_zipgrid_runs_a_small_grid_filters_and_reloads_its_csv() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("reports");
