@@ -297,7 +297,8 @@ fn spec_json(tables: &[(&str, PathBuf)], queries: &[Query], repeats: usize) -> S
     format!("{{\"tables\": {{{}}}, \"repeats\": {repeats}, \"queries\": [{}]}}", tables.join(", "), queries.join(", "))
 }
 
-fn geomean(values: impl Iterator<Item = f64>) -> f64 {
+/// The geometric mean of `values` (each floored at 0.001); NaN when there are none.
+pub(crate) fn geomean(values: impl Iterator<Item = f64>) -> f64 {
     let (mut log_sum, mut n) = (0.0, 0usize);
     for v in values {
         log_sum += v.max(1e-3).ln();

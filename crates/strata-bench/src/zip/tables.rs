@@ -4,7 +4,8 @@
 
 use std::collections::HashMap;
 
-use super::{BASELINE, ColumnResult, ZipOptions, ZipResults};
+use super::{BASELINE, ColumnResult, SEED_QUERIES_TABLE, ZipOptions, ZipResults};
+use crate::query_bench::geomean;
 use crate::recommend::Recommendation;
 use crate::report::{Cell, Column, Report, ScatterChart, Table};
 
@@ -319,23 +320,35 @@ fn query_table(results: &ZipResults) -> Table {
             Column::number("warm_ms", 2),
         ],
     );
+    // Per spec, the seed set's figures, for its geometric-mean row.
+    let mut seed: Vec<(&str, Vec<[f64; 4]>)> = Vec::new();
     for q in &results.queries {
         let Some(base) =
             results.queries.iter().find(|b| b.table == q.table && b.query == q.query && b.spec == BASELINE)
         else {
             continue;
         };
-        table.push_row(vec![
-            q.table.as_str().into(),
-            q.query.as_str().into(),
-            q.spec.as_str().into(),
-            (q.cold / base.cold.max(1e-9)).into(),
-            (q.warm / base.warm.max(1e-9)).into(),
-            (1e3 * q.cold).into(),
-            (1e3 * q.warm).into(),
-        ]);
+        let figures = [q.cold / base.cold.max(1e-9), q.warm / base.warm.max(1e-9), 1e3 * q.cold, 1e3 * q.warm];
+        table.push_row(query_row(&q.table, &q.query, &q.spec, figures));
+        if q.table == SEED_QUERIES_TABLE {
+            match seed.iter_mut().find(|(spec, _)| *spec == q.spec) {
+                Some((_, all)) => all.push(figures),
+                None => seed.push((&q.spec, vec![figures])),
+            }
+        }
+    }
+    for (spec, all) in seed {
+        let mean = |i: usize| geomean(all.iter().map(|f| f[i]));
+        table.push_row(query_row(SEED_QUERIES_TABLE, SEED_GEOMEAN, spec, [mean(0), mean(1), mean(2), mean(3)]));
     }
     table.with_heat_groups("query").expect("the query table has a column named query")
+}
+
+/// The query name of the seed set's geometric-mean rows.
+pub const SEED_GEOMEAN: &str = "geomean of the seed queries";
+
+fn query_row(table: &str, query: &str, spec: &str, [cold, warm, cold_ms, warm_ms]: [f64; 4]) -> Vec<Cell> {
+    vec![table.into(), query.into(), spec.into(), cold.into(), warm.into(), cold_ms.into(), warm_ms.into()]
 }
 
 /// The targets, per table: `auto`'s stored bytes against zstd:22's, and its

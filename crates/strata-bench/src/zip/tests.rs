@@ -86,7 +86,14 @@ fn seed_queries_run_through_sql_on_a_copy_of_the_day_per_spec() {
     }
     assert!(seed.iter().all(|q| q.cold > 0.0 && q.warm > 0.0));
     let table = outcome.report.table("query time ratios").unwrap();
-    assert_eq!(table.rows.len(), 3 + 14 * 3, "the symbol slice on quote, and the seed set, per spec");
+    assert_eq!(table.rows.len(), 3 + 15 * 3, "the symbol slice on quote, the seed set and its geomean, per spec");
+    let geomean = |spec: &str| {
+        table.rows.iter().find(|r| r[1] == Cell::from(tables::SEED_GEOMEAN) && r[2] == Cell::from(spec)).unwrap()[3]
+            .as_number()
+            .unwrap()
+    };
+    assert_eq!(geomean("none"), 1.0);
+    assert!(geomean("zstd:1").is_finite() && geomean("zstd:1") > 0.0);
     assert!(outcome.report.to_terminal().contains("seed 000's fourteen queries"));
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "scratch copies are removed");
 }

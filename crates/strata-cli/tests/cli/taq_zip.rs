@@ -129,7 +129,8 @@ fn bench_zip_times_the_seed_queries_per_spec_when_asked() {
     let (header, rows) = csv(&out.join("zip-query-time-ratios.csv"));
     let at = |name: &str| header.iter().position(|h| h == name).unwrap();
     let seed: Vec<_> = rows.iter().filter(|r| r[at("table")] == "taq").collect();
-    assert_eq!(seed.len(), 14 * 2, "fourteen queries, uncompressed and zstd:1");
+    assert_eq!(seed.len(), 15 * 2, "fourteen queries and their geomean, uncompressed and zstd:1");
+    assert!(seed.iter().any(|r| r[at("query")] == "geomean of the seed queries" && r[at("spec")] == "zstd:1"));
     assert!(seed.iter().any(|r| r[at("query")] == "q05 aj trades of someSyms"), "{seed:?}");
     let refused =
         fails(&[&args[..], &["--trades", "0", "--seed-queries", "--out", out_dir, "--dir", scratch]].concat());
