@@ -301,11 +301,7 @@ impl<'a> Cursor<'a> {
                     None if code != 11 => return Err(self.error(format!("type {code} is not a q vector type"))),
                     None => {
                         let count = self.count(1, what)?;
-                        let start = self.pos;
-                        for _ in 0..count {
-                            self.symbol()?;
-                        }
-                        (count, &self.bytes[start..self.pos])
+                        (count, self.symbols(count)?)
                     }
                 };
                 Ok(View::Vector { code, attribute, count, bytes })
