@@ -11,7 +11,9 @@ use strata_store::SymbolDomain;
 /// Symbols seen so far and their keys.
 #[derive(Debug, Default)]
 pub struct SymbolTable {
-    keys: HashMap<Box<[u8]>, u32>,
+    /// Hashed with foldhash, seeded per process: every symbol of every update is
+    /// looked up here, and SipHash took most of that time on short symbols.
+    keys: HashMap<Box<[u8]>, u32, foldhash::fast::RandomState>,
     names: Vec<String>,
     /// The names as last handed out: rebuilt only when new symbols arrived.
     snapshot: SymbolDomain,
