@@ -7,6 +7,8 @@ use std::path::Path;
 
 use rustix::fs::{Advice, fadvise};
 
+use crate::io::flush::FlushMode;
+
 /// How cold reads are made cold.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ColdCache {
@@ -35,6 +37,15 @@ impl ColdCache {
             ColdCache::Fadvise => {
                 "posix_fadvise(DONTNEED) on each file (after fsync) before each cold read; not root, so the page cache could not be dropped"
             }
+        }
+    }
+
+    /// The same method as the I/O benchmark's flush mode, for evicting whole
+    /// directory trees.
+    pub fn flush_mode(self) -> FlushMode {
+        match self {
+            ColdCache::DropCaches => FlushMode::Drop,
+            ColdCache::Fadvise => FlushMode::Fadvise,
         }
     }
 

@@ -18,7 +18,7 @@ use strata_taq::TaqDay;
 
 use super::QueryResult;
 use super::cache::ColdCache;
-use crate::io::flush::{FlushMode, flush};
+use crate::io::flush::flush;
 use crate::query_bench::{BenchResult, Query, pick_parameters, run_strata, seed_queries, single_date};
 
 /// The table name seed-query results are reported under (they span every table).
@@ -59,11 +59,7 @@ pub fn measure(
             queries = Some(query_set(&root).map_err(|e| failed("picking the parameters", e))?);
         }
         let queries = queries.as_deref().expect("picked on the first copy");
-        let mode = match cold {
-            ColdCache::DropCaches => FlushMode::Drop,
-            ColdCache::Fadvise => FlushMode::Fadvise,
-        };
-        let evict = || flush(mode, std::slice::from_ref(&root)).map(drop).map_err(Into::into);
+        let evict = || flush(cold.flush_mode(), std::slice::from_ref(&root)).map(drop).map_err(Into::into);
         let timings = run_strata(&root, queries, repeats, &evict).map_err(|e| failed(&label, e))?;
         for (query, timing) in queries.iter().zip(timings) {
             results.push(QueryResult {

@@ -26,13 +26,16 @@ impl BlockBounds {
         Some(match (kind.class, kind.width) {
             (NumericClass::Signed, 2) => signed_bounds(raw, i16::from_le_bytes),
             (NumericClass::Signed, 4) => signed_bounds(raw, i32::from_le_bytes),
-            (NumericClass::Signed, _) => signed_bounds(raw, i64::from_le_bytes),
+            (NumericClass::Signed, 8) => signed_bounds(raw, i64::from_le_bytes),
             (NumericClass::Float, 4) => float_bounds(raw, f32::from_le_bytes),
-            (NumericClass::Float, _) => float_bounds(raw, f64::from_le_bytes),
-            (_, 1) => unsigned_bounds(raw, u8::from_le_bytes),
-            (_, 2) => unsigned_bounds(raw, u16::from_le_bytes),
-            (_, 4) => unsigned_bounds(raw, u32::from_le_bytes),
-            (_, _) => unsigned_bounds(raw, u64::from_le_bytes),
+            (NumericClass::Float, 8) => float_bounds(raw, f64::from_le_bytes),
+            (NumericClass::Unsigned | NumericClass::Opaque, 1) => unsigned_bounds(raw, u8::from_le_bytes),
+            (NumericClass::Unsigned | NumericClass::Opaque, 2) => unsigned_bounds(raw, u16::from_le_bytes),
+            (NumericClass::Unsigned | NumericClass::Opaque, 4) => unsigned_bounds(raw, u32::from_le_bytes),
+            (NumericClass::Unsigned | NumericClass::Opaque, 8) => unsigned_bounds(raw, u64::from_le_bytes),
+            // Column types fix the widths: reading another width as one of these
+            // would give wrong bounds, so it is a bug, not a value to store.
+            (class, width) => unreachable!("no column type has {width}-byte {class:?} values"),
         })
     }
 
