@@ -235,17 +235,28 @@ impl TaqRows {
             (0..rows).for_each(|_| out.extend_from_slice(&t.to_le_bytes()));
         }
         let len = self.len();
+        // The rows to send, as at most two runs: to the end of the pool, then from
+        // its start again.
+        let mut runs = Vec::with_capacity(2);
+        let (mut from, mut left) = (self.next, rows);
+        while left > 0 {
+            let run = left.min(len - from);
+            runs.push(from..from + run);
+            (from, left) = (0, left - run);
+        }
         for column in &self.columns {
             head(out, column.ty());
-            let width = column.ty().width();
-            let values = column.value_bytes();
-            for r in 0..rows {
-                let row = (self.next + r) % len;
+            for run in runs.iter().cloned() {
                 match column.ty() {
                     ColumnType::Symbol => {
-                        out.extend_from_slice(&self.symbols[column.values::<u32>()[row] as usize]);
+                        for &key in &column.values::<u32>()[run] {
+                            out.extend_from_slice(&self.symbols[key as usize]);
+                        }
                     }
-                    _ => out.extend_from_slice(&values[row * width..(row + 1) * width]),
+                    ty => {
+                        let width = ty.width();
+                        out.extend_from_slice(&column.value_bytes()[run.start * width..run.end * width]);
+                    }
                 }
             }
         }

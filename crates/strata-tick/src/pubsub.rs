@@ -3,8 +3,9 @@
 //! the old), per-subscriber symbol filters, and `(`upd; table; data)` sent async.
 //!
 //! Messages are encoded once per update into each subscriber's pending bytes and
-//! handed to its writer thread in one piece per batch ([`Publisher::flush`]), so a
-//! burst of updates costs one hand-off per subscriber. Every subscriber's queue is
+//! sent in one piece per batch ([`Publisher::flush`]), so a burst of updates costs
+//! one socket write per subscriber (made by its writer thread only when the
+//! subscriber has fallen behind). Every subscriber's queue is
 //! bounded in bytes; one that falls behind is disconnected (or, by choice, skipped)
 //! with a logged reason.
 

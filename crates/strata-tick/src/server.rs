@@ -1,7 +1,8 @@
 //! The network side of every tick process: a listener whose connections each get a
 //! reader thread (handshake, then whole messages, as many as one read brings, into one
-//! bounded event queue that a single core thread drains) and a writer thread fed by a
-//! byte-bounded [`Outbox`].
+//! bounded event queue that a single core thread drains) and a byte-bounded
+//! [`Outbox`]: a send goes straight to the socket when the connection's writer thread
+//! has nothing queued, and through that thread when the peer falls behind.
 //!
 //! Bounds: the event queue holds [`EVENT_QUEUE`] batches of messages, each what one
 //! read returned (at most [`strata_ipc::reader::CHUNK`] bytes, or one larger message);
@@ -11,12 +12,14 @@
 
 use std::io::{BufWriter, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender, TrySendError, bounded};
+use rustix::io::Errno;
+use rustix::net::SendFlags;
 use strata_ipc::reader::FrameReader;
 use strata_ipc::{Credentials, HEADER_LEN, Header, K, MessageKind, encode_message, handshake};
 
@@ -120,6 +123,9 @@ pub struct Outbox {
     remote: bool,
     socket: Arc<TcpStream>,
     sent_bytes: Arc<AtomicU64>,
+    /// Held while sending, so frames from two threads never interleave and a
+    /// direct write cannot overtake a frame another thread is queueing.
+    sending: Arc<Mutex<()>>,
 }
 
 impl Outbox {
@@ -143,8 +149,28 @@ impl Outbox {
         self.sent_bytes.load(Ordering::Relaxed)
     }
 
-    /// Queues framed messages (one or several end to end).
+    /// Sends framed messages (one or several end to end). When nothing is queued
+    /// (the writer thread is idle, every earlier byte is in the socket) they go
+    /// straight to the socket from the calling thread, without waiting: a peer that
+    /// keeps up costs no thread wake-up per message. Whatever the socket does not
+    /// take at once is queued for the writer thread.
     pub fn send(&self, frame: Vec<u8>) -> Result<(), OutboxError> {
+        let _sending = self.sending.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut frame = frame;
+        if self.queued.load(Ordering::Acquire) == 0 {
+            let flags = SendFlags::DONTWAIT | SendFlags::NOSIGNAL;
+            match rustix::net::send(&*self.socket, &frame, flags) {
+                Ok(written) => {
+                    self.sent_bytes.fetch_add(written as u64, Ordering::Relaxed);
+                    if written == frame.len() {
+                        return Ok(());
+                    }
+                    frame.drain(..written);
+                }
+                Err(Errno::AGAIN | Errno::INTR) => {}
+                Err(_) => return Err(OutboxError::Closed),
+            }
+        }
         let len = frame.len();
         let queued = self.queued.fetch_add(len, Ordering::AcqRel);
         if queued + len > self.limit {
@@ -265,6 +291,7 @@ fn serve_connection(id: ConnId, mut stream: TcpStream, config: &ServerConfig, tx
         remote: !peer.ip().is_loopback(),
         socket: Arc::new(stream),
         sent_bytes: Arc::new(AtomicU64::new(0)),
+        sending: Arc::new(Mutex::new(())),
     };
     let (queued, sent) = (outbox.queued.clone(), outbox.sent_bytes.clone());
     let _ = thread::Builder::new()
