@@ -96,7 +96,7 @@ const SHORT_RUN: usize = 16;
 
 /// The length of the shortest prefix of `bytes` holding `count` NULs (ending with
 /// the last of them), or `None` when `bytes` holds fewer.
-fn nul_run_len(bytes: &[u8], count: usize) -> Option<usize> {
+pub(crate) fn nul_run_len(bytes: &[u8], count: usize) -> Option<usize> {
     if count == 0 {
         return Some(0);
     }

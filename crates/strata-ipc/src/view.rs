@@ -196,6 +196,13 @@ pub fn texts(bytes: &[u8]) -> Symbols<'_> {
     Symbols { bytes }
 }
 
+/// The length of the `count` symbols at the start of `bytes`, each with its NUL,
+/// when they are all ASCII (so valid UTF-8); `None` when `bytes` holds fewer or any
+/// is not ASCII, for a caller that then reads them the checked way ([`view`]).
+pub fn ascii_symbols_len(bytes: &[u8], count: usize) -> Option<usize> {
+    crate::cursor::nul_run_len(bytes, count).filter(|&len| bytes[..len].is_ascii())
+}
+
 /// Views one value that fills `bytes` exactly (a message body after its header, in
 /// little-endian order).
 pub fn view(bytes: &[u8]) -> Result<View<'_>, IpcError> {

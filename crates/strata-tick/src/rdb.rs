@@ -21,7 +21,7 @@ use strata_query::{Engine, MemoryTable};
 use strata_store::{Attribute, Database, Date, TableLocation, TableSpec, TableWrite};
 
 use crate::clock::{self, Clock};
-use crate::counters::{Counters, Latency, counters_dict};
+use crate::counters::{Counters, Latency, TIMED_EVERY, counters_dict};
 use crate::error::TickError;
 use crate::journal;
 use crate::livetable::LiveTable;
@@ -31,6 +31,7 @@ use crate::schema::Schema;
 use crate::server::{Server, ServerConfig};
 use crate::service;
 use crate::symbols::SymbolTable;
+use crate::update::one_pass::{Stamp, read_update};
 use crate::update::{WireColumns, update_message};
 
 /// How an RDB runs.
@@ -101,14 +102,30 @@ impl RdbState {
     /// `t`; returns the rows and the first row's time.
     fn upd(&mut self, table: &str, data: &View<'_>, now_nanos: i64) -> Result<(usize, i64), String> {
         let at = self.position(table).map_err(|e| format!("upd: {e}"))?;
+        let rows = self.scratch[at].append_update(self.tables[at].schema(), data, now_nanos)?;
+        Ok(self.insert(at, rows))
+    }
+
+    /// `upd` for a message of the common shapes ([`read_update`]), read in one pass;
+    /// `None` leaves the message to the general path. Returns the rows, the first
+    /// row's time and the publish time the message carries.
+    fn upd_one_pass(&mut self, body: &[u8], now_nanos: i64) -> Option<(usize, i64, Option<i64>)> {
+        let schemas = self.tables.iter().map(LiveTable::schema);
+        let read = read_update(body, schemas, &mut self.scratch, now_nanos, Stamp::Accepted)?;
+        let (rows, first_time) = self.insert(read.table, read.rows);
+        Some((rows, first_time, read.stamp))
+    }
+
+    /// Inserts the `rows` held in table `at`'s scratch columns, leaving them empty;
+    /// returns the rows and the first row's time.
+    fn insert(&mut self, at: usize, rows: usize) -> (usize, i64) {
         let scratch = &mut self.scratch[at];
-        scratch.clear();
-        let rows = scratch.append_update(self.tables[at].schema(), data, now_nanos)?;
         let first_time = scratch.column(0).get(..8).map_or(0, |t| i64::from_le_bytes(t.try_into().expect("8 bytes")));
         self.tables[at].append(scratch, &mut self.symbols);
+        scratch.clear();
         self.counters.updates += 1;
         self.counters.rows += rows as u64;
-        Ok((rows, first_time))
+        (rows, first_time)
     }
 
     /// Rows held per table.
@@ -297,6 +314,10 @@ fn replay(state: &mut RdbState, path: &Path, count: u64) -> Result<(), TickError
     let mut rows = 0usize;
     let now = Clock::default().now_nanos();
     let report = journal::replay(path, Some(count), |index, payload| {
+        if let Some((read, ..)) = state.upd_one_pass(payload, now) {
+            rows += read;
+            return Ok(());
+        }
         let bad = |e: String| TickError::Journal(format!("{}: record {index}: {e}", path.display()));
         let record = view(payload).map_err(|e| bad(e.to_string()))?;
         let (table, data, _) = update_message(&record).ok_or_else(|| bad("not an (upd; table; data) list".into()))?;
@@ -348,8 +369,8 @@ fn subscribe_loop(mut tp: Connection, state: &RwLock<RdbState>, config: &RdbConf
         let mut control = Vec::new();
         {
             let mut guard = state.write().map_err(|_| poisoned())?;
-            let mut started = Instant::now();
             while let Some((header, raw)) = tp.reader().next_buffered()? {
+                let started = (guard.counters.messages % TIMED_EVERY == 0).then(Instant::now);
                 guard.counters.messages += 1;
                 guard.counters.bytes += header.len as u64;
                 let body = match plain_body(&header, raw, DEFAULT_MAX_MESSAGE) {
@@ -360,44 +381,42 @@ fn subscribe_loop(mut tp: Connection, state: &RwLock<RdbState>, config: &RdbConf
                         continue;
                     }
                 };
-                let message = match view(&body) {
-                    Ok(message) => message,
-                    Err(e) => {
-                        guard.counters.malformed += 1;
-                        log::line("rdb", &format!("ignored a malformed message from the tickerplant: {e}"));
-                        continue;
+                let applied = match guard.upd_one_pass(&body, now) {
+                    Some((_, first_time, stamp)) => Ok((first_time, stamp)),
+                    None => {
+                        let message = match view(&body) {
+                            Ok(message) => message,
+                            Err(e) => {
+                                guard.counters.malformed += 1;
+                                log::line("rdb", &format!("ignored a malformed message from the tickerplant: {e}"));
+                                continue;
+                            }
+                        };
+                        let Some((table, data, stamp)) = update_message(&message) else {
+                            control.extend(control_message(&message));
+                            // End of day runs outside the lock, before anything published after it.
+                            if control.is_empty() {
+                                continue;
+                            }
+                            break;
+                        };
+                        guard.upd(table, &data, now).map(|(_, first_time)| (first_time, stamp))
                     }
                 };
-                if let Some((table, data, stamp)) = update_message(&message) {
-                    match guard.upd(table, &data, now) {
-                        Ok((_, first_time)) => {
-                            guard.feed_to_rdb.record_nanos((time_of_day - first_time).max(0) as u64);
-                            if let Some(sent) = stamp {
-                                guard.rdbrecv.record_nanos((received - sent).max(0) as u64);
-                            }
-                        }
-                        Err(e) => {
-                            guard.counters.rejected += 1;
-                            log::line("rdb", &format!("refused an update: {e}"));
+                match applied {
+                    Ok((first_time, stamp)) => {
+                        guard.feed_to_rdb.record_nanos((time_of_day - first_time).max(0) as u64);
+                        if let Some(sent) = stamp {
+                            guard.rdbrecv.record_nanos((received - sent).max(0) as u64);
                         }
                     }
-                    let done = Instant::now();
-                    guard.rdbupd.record(done - started);
-                    started = done;
-                } else {
-                    match strata_ipc::view::to_value(&message) {
-                        Ok(K::List(items)) if items.len() == 2 && items[0].as_text() == Some(".u.end") => {
-                            match items[1] {
-                                K::Atom(Atom::Date(d)) => control.push(Control::EndOfDay(Date(d + EPOCH_OFFSET_DAYS))),
-                                ref other => log::line("rdb", &format!("ignored .u.end with a {}", other.describe())),
-                            }
-                        }
-                        _ => log::line("rdb", &format!("ignored a {} from the tickerplant", message.describe())),
+                    Err(e) => {
+                        guard.counters.rejected += 1;
+                        log::line("rdb", &format!("refused an update: {e}"));
                     }
                 }
-                // End of day runs outside the lock, before anything published after it.
-                if !control.is_empty() {
-                    break;
+                if let Some(started) = started {
+                    guard.rdbupd.record(started.elapsed());
                 }
             }
         }
@@ -405,6 +424,24 @@ fn subscribe_loop(mut tp: Connection, state: &RwLock<RdbState>, config: &RdbConf
             match step {
                 Control::EndOfDay(date) => end_of_day(state, config, date)?,
             }
+        }
+    }
+}
+
+/// What a published message other than an update asks of the RDB (`.u.end`); others
+/// are logged and ignored.
+fn control_message(message: &View<'_>) -> Option<Control> {
+    match strata_ipc::view::to_value(message) {
+        Ok(K::List(items)) if items.len() == 2 && items[0].as_text() == Some(".u.end") => match items[1] {
+            K::Atom(Atom::Date(d)) => Some(Control::EndOfDay(Date(d + EPOCH_OFFSET_DAYS))),
+            ref other => {
+                log::line("rdb", &format!("ignored .u.end with a {}", other.describe()));
+                None
+            }
+        },
+        _ => {
+            log::line("rdb", &format!("ignored a {} from the tickerplant", message.describe()));
+            None
         }
     }
 }

@@ -28,7 +28,7 @@ use strata_ipc::{Atom, Credentials, Header, K, MessageKind};
 use strata_store::Date;
 
 use crate::clock::{self, Clock};
-use crate::counters::{Latency, counters_dict};
+use crate::counters::{Latency, TIMED_EVERY, counters_dict};
 use crate::error::TickError;
 use crate::journal::{FsyncPolicy, Journal, WriteMode, journal_path};
 use crate::log;
@@ -36,6 +36,7 @@ use crate::pubsub::{Publisher, SlowPolicy};
 use crate::request::Request;
 use crate::schema::Schema;
 use crate::server::{ConnId, Event, Frames, Server, ServerConfig};
+use crate::update::one_pass::{Stamp, read_update};
 use crate::update::{WireColumns, journal_record, update_message};
 
 /// Messages handled before the journal is committed and sync callers answered.
@@ -153,9 +154,11 @@ struct Tickerplant {
     buffers: Vec<WireColumns>,
     last_flush: Instant,
     responses: Vec<(ConnId, K)>,
-    /// Per update of the batch: nanoseconds spent on its journal record and on
-    /// its messages; the batch's write and hand-off are shared out at commit.
+    /// Per timed update of the batch: nanoseconds spent on its journal record and
+    /// on its messages; the batch's write and hand-off are shared out at commit.
     costs: Vec<(u64, u64)>,
+    /// Updates in the batch, timed or not.
+    batch_updates: u64,
     tplog: Latency,
     tppub: Latency,
 }
@@ -177,6 +180,7 @@ impl Tickerplant {
             last_flush: Instant::now(),
             responses: Vec::new(),
             costs: Vec::new(),
+            batch_updates: 0,
             tplog: Latency::default(),
             tppub: Latency::default(),
         };
@@ -266,6 +270,12 @@ impl Tickerplant {
                     continue;
                 }
             };
+            let tables = &self.config.schema.tables;
+            if let Some(read) = read_update(&body, tables, &mut self.scratch, now, Stamp::Refused) {
+                let result = self.log_and_publish(read.table, read.rows);
+                self.answer_update(id, header.kind, result);
+                continue;
+            }
             let message = match view(&body) {
                 Ok(message) => message,
                 Err(e) => {
@@ -274,14 +284,8 @@ impl Tickerplant {
                 }
             };
             if let Some((table, data, None)) = update_message(&message) {
-                match self.upd(table, &data, now) {
-                    Ok(()) if header.kind == MessageKind::Sync => self.responses.push((id, K::Identity)),
-                    Ok(()) => {}
-                    Err(error) => {
-                        self.publisher.counters.rejected += 1;
-                        self.reject(id, header.kind, error);
-                    }
-                }
+                let result = self.upd(table, &data, now);
+                self.answer_update(id, header.kind, result);
                 continue;
             }
             if header.kind == MessageKind::Sync {
@@ -305,6 +309,19 @@ impl Tickerplant {
             }
         }
         Ok(frames.len())
+    }
+
+    /// A sync caller's update is acknowledged at commit; a refused one is counted
+    /// and answered as [`Tickerplant::reject`] says.
+    fn answer_update(&mut self, id: ConnId, kind: MessageKind, result: Result<(), String>) {
+        match result {
+            Ok(()) if kind == MessageKind::Sync => self.responses.push((id, K::Identity)),
+            Ok(()) => {}
+            Err(error) => {
+                self.publisher.counters.rejected += 1;
+                self.reject(id, kind, error);
+            }
+        }
     }
 
     fn malformed(&mut self, id: ConnId, header: Header, error: String) {
@@ -362,23 +379,36 @@ impl Tickerplant {
     /// `upd[table; data]`: checks the update, journals it, and publishes it (or
     /// buffers it for the publish timer).
     fn upd(&mut self, table: &str, data: &View<'_>, now: i64) -> Result<(), String> {
-        let Tickerplant { config, publisher, journal, scratch, buffers, costs, published_records, .. } = self;
-        let at = config.schema.tables.iter().position(|t| t.name == table).ok_or_else(|| {
-            let names: Vec<&str> = config.schema.tables.iter().map(|t| t.name.as_str()).collect();
+        let tables = &self.config.schema.tables;
+        let at = tables.iter().position(|t| t.name == table).ok_or_else(|| {
+            let names: Vec<&str> = tables.iter().map(|t| t.name.as_str()).collect();
             format!("upd: no table {table}; tables: {}", names.join(" "))
         })?;
+        let rows = self.scratch[at].append_update(&tables[at], data, now)?;
+        self.log_and_publish(at, rows)
+    }
+
+    /// Journals the update held in table `at`'s scratch columns and publishes it (or
+    /// buffers it for the publish timer), leaving the scratch columns empty.
+    fn log_and_publish(&mut self, at: usize, rows: usize) -> Result<(), String> {
+        let Tickerplant {
+            config, publisher, journal, scratch, buffers, costs, batch_updates, published_records, ..
+        } = self;
         let schema = &config.schema.tables[at];
         let update = &mut scratch[at];
-        update.clear();
-        let rows = update.append_update(schema, data, now)?;
-        let logging = Instant::now();
-        if let Some(journal) = journal.as_mut() {
-            journal
-                .append_with(|buf| journal_record(buf, schema, update))
-                .map_err(|e| format!("journal write failed, update refused: {e}"))?;
+        let timed = publisher.counters.updates % TIMED_EVERY == 0;
+        let logging = timed.then(Instant::now);
+        let logged = match journal.as_mut() {
+            Some(journal) => journal.append_with(|buf| journal_record(buf, schema, update)),
+            None => Ok(()),
+        };
+        if let Err(e) = logged {
+            update.clear();
+            return Err(format!("journal write failed, update refused: {e}"));
         }
-        let publishing = Instant::now();
+        let publishing = timed.then(Instant::now);
         publisher.counters.updates += 1;
+        *batch_updates += 1;
         publisher.counters.rows += rows as u64;
         match config.batch {
             Some(_) => buffers[at].extend(update),
@@ -388,8 +418,11 @@ impl Tickerplant {
                 *published_records = journal.as_ref().map_or(0, |j| j.records());
             }
         }
-        let done = Instant::now();
-        costs.push(((publishing - logging).as_nanos() as u64, (done - publishing).as_nanos() as u64));
+        if let (Some(logging), Some(publishing)) = (logging, publishing) {
+            let done = Instant::now();
+            costs.push(((publishing - logging).as_nanos() as u64, (done - publishing).as_nanos() as u64));
+        }
+        update.clear();
         Ok(())
     }
 
@@ -423,7 +456,7 @@ impl Tickerplant {
         }
         self.publisher.flush();
         // Each update's share of the batch's one write and one hand-off.
-        let n = self.costs.len().max(1) as u64;
+        let n = std::mem::take(&mut self.batch_updates).max(1);
         let (write, hand_off) = ((handed - written).as_nanos() as u64 / n, (synced - handed).as_nanos() as u64 / n);
         for (log, publish) in self.costs.drain(..) {
             self.tplog.record_nanos(log + write);

@@ -7,6 +7,8 @@
 //! without the `time` column (the tickerplant adds it: the time of receipt). Any
 //! mismatch is an error naming the table, the column and what was expected.
 
+pub mod one_pass;
+
 use strata_ipc::MessageKind;
 use strata_ipc::view::{View, fixed_width, texts};
 
