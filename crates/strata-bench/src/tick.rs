@@ -74,8 +74,7 @@ impl TickBenchOptions {
         let width = "row width (table 3)";
         let publish = "publish mode (table 4)";
         let subs = "subscribers (table 5)";
-        let max = "targets: latency (one update a millisecond, then 100k/s in bursts of 100) and throughput \
-                   (u=1000000: the feed sends flat out)";
+        let max = "latency and throughput targets (u=1000000: the feed sends flat out)";
         TickBenchOptions {
             seconds,
             scenarios: vec![
