@@ -6,12 +6,14 @@
 //! Published updates are read many per socket read and copied straight into column
 //! builders ([`crate::livetable`]), under one lock per read.
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use strata_codec::CompressionSpec;
 use strata_ipc::arrow::table_from_store;
 use strata_ipc::frame::plain_body;
 use strata_ipc::value::EPOCH_OFFSET_DAYS;
@@ -24,10 +26,10 @@ use crate::clock::{self, Clock};
 use crate::counters::{Counters, Latency, TIMED_EVERY, counters_dict};
 use crate::error::TickError;
 use crate::journal;
-use crate::livetable::LiveTable;
+use crate::livetable::{LiveTable, column_type};
 use crate::log;
 use crate::query::Queries;
-use crate::schema::Schema;
+use crate::schema::{Schema, TableSchema};
 use crate::server::{Server, ServerConfig};
 use crate::service;
 use crate::symbols::SymbolTable;
@@ -236,6 +238,8 @@ pub fn start(config: RdbConfig) -> Result<RdbHandle, TickError> {
     let mut tp = Connection::connect_timeout(&config.tp, &config.user_password, Duration::from_secs(5))?;
     let answer = tp.sync(&K::string("(.u.sub[`;`];`.u `i`L)"))?;
     let (schema, count, path) = parse_subscription(answer)?;
+    // A spec that cannot apply is refused now, not at end of day with the day in hand.
+    let specs = table_specs(config.table_spec.as_deref(), &schema.tables)?;
     log::line("rdb", &format!("subscribed to {}: tables {}", config.tp, table_list(&schema)));
     let mut state = RdbState::new(schema);
     if let Some(path) = path {
@@ -264,7 +268,7 @@ pub fn start(config: RdbConfig) -> Result<RdbHandle, TickError> {
     let shared = state.clone();
     let subscriber = std::thread::Builder::new()
         .name("rdb-subscriber".into())
-        .spawn(move || subscribe_loop(tp, &shared, &config))
+        .spawn(move || subscribe_loop(tp, &shared, &config, specs))
         .map_err(|e| TickError::Other(e.to_string()))?;
     Ok(RdbHandle { addr, state, subscriber })
 }
@@ -347,7 +351,14 @@ enum Control {
     EndOfDay(Date),
 }
 
-fn subscribe_loop(mut tp: Connection, state: &RwLock<RdbState>, config: &RdbConfig) -> Result<(), TickError> {
+/// Applies what the tickerplant publishes until it goes away; `specs` are the
+/// table specs checked at start, for end of day when the file no longer loads.
+fn subscribe_loop(
+    mut tp: Connection,
+    state: &RwLock<RdbState>,
+    config: &RdbConfig,
+    mut specs: TableSpecs,
+) -> Result<(), TickError> {
     let poisoned = || TickError::Other("RDB state poisoned".into());
     loop {
         match tp.reader().fill() {
@@ -422,7 +433,7 @@ fn subscribe_loop(mut tp: Connection, state: &RwLock<RdbState>, config: &RdbConf
         }
         for step in control {
             match step {
-                Control::EndOfDay(date) => end_of_day(state, config, date)?,
+                Control::EndOfDay(date) => end_of_day(state, config, &mut specs, date)?,
             }
         }
     }
@@ -447,11 +458,22 @@ fn control_message(message: &View<'_>) -> Option<Control> {
 }
 
 /// Writes every table (largest first) to partition `date`, empties them, and tells
-/// the HDBs to reload.
-fn end_of_day(state: &RwLock<RdbState>, config: &RdbConfig, date: Date) -> Result<(), TickError> {
+/// the HDBs to reload. The table specs are read again first, so a recommendation
+/// written since the last day applies; one that no longer loads or applies is
+/// logged and the last good ones (`specs`) are used.
+fn end_of_day(
+    state: &RwLock<RdbState>,
+    config: &RdbConfig,
+    specs: &mut TableSpecs,
+    date: Date,
+) -> Result<(), TickError> {
     let started = Instant::now();
     let mut tables: Vec<(String, strata_store::Table)> = {
         let mut guard = state.write().map_err(|_| TickError::Other("RDB state poisoned".into()))?;
+        match table_specs(config.table_spec.as_deref(), guard.tables.iter().map(LiveTable::schema)) {
+            Ok(fresh) => *specs = fresh,
+            Err(e) => log::line("rdb", &format!("end of day {date}: {e}; using the table specs last loaded")),
+        }
         let RdbState { tables, symbols, .. } = &mut *guard;
         tables.iter_mut().map(|t| (t.schema().name.clone(), t.take(symbols))).collect()
     };
@@ -460,7 +482,7 @@ fn end_of_day(state: &RwLock<RdbState>, config: &RdbConfig, date: Date) -> Resul
     let mut written = Vec::new();
     for (name, table) in &tables {
         let how = TableWrite {
-            spec: table_spec(config.table_spec.as_deref(), name)?,
+            spec: specs.get(name).cloned().unwrap_or_default(),
             sort_by: vec!["sym".into(), "time".into()],
             attributes: vec![("sym".into(), Attribute::Parted)],
         };
@@ -493,6 +515,32 @@ fn end_of_day(state: &RwLock<RdbState>, config: &RdbConfig, date: Date) -> Resul
 
 /// The compression for `table`: `spec` is a file for all tables or a directory of
 /// `<table>.toml` files (a missing file means the database default).
+/// Each table's spec for end of day, by table name.
+type TableSpecs = HashMap<String, TableSpec>;
+
+/// Each of `tables`' specs from `--table-spec` (one file for every table, or a
+/// directory of `<table>.toml`, as `strata bench zip` recommends), checked against
+/// the table's column types: a spec that cannot apply to its column is an error
+/// naming the file, the table and the column.
+fn table_specs<'s>(
+    path: Option<&Path>,
+    tables: impl IntoIterator<Item = &'s TableSchema>,
+) -> Result<TableSpecs, TickError> {
+    tables
+        .into_iter()
+        .map(|table| {
+            let spec = table_spec(path, &table.name)?;
+            for (name, kind) in table.columns.iter().zip(&table.kinds) {
+                spec.spec_for(name, column_type(*kind), &CompressionSpec::none()).map_err(|e| {
+                    let from = path.map_or(String::new(), |p| format!("{}: ", p.display()));
+                    TickError::Other(format!("table spec {from}table {}: {e}", table.name))
+                })?;
+            }
+            Ok((table.name.clone(), spec))
+        })
+        .collect()
+}
+
 fn table_spec(spec: Option<&Path>, table: &str) -> Result<TableSpec, TickError> {
     match spec {
         None => Ok(TableSpec::default()),

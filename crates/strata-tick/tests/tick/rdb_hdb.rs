@@ -63,3 +63,58 @@ fn rdb_replays_follows_and_writes_the_day_for_the_hdb() {
     let Some(K::Vector(Vector::Int(sizes), _)) = history.column("size") else { panic!() };
     assert_eq!(sizes.iter().copied().collect::<HashSet<i32>>(), (0..12).collect());
 }
+
+/// The spec trade's columns were written with on `date`, by column name.
+fn trade_specs(db: &std::path::Path, date: strata_store::Date) -> Vec<(String, String)> {
+    let store = Database::open(db).unwrap();
+    let stats = store.open_table(&TableLocation::Partition(date, "trade".into())).unwrap().stats().unwrap();
+    stats.into_iter().map(|s| (s.name, s.spec.to_string())).collect()
+}
+
+#[test]
+fn end_of_day_writes_as_the_table_spec_says_read_again_each_day() {
+    let (journal, db, specs) =
+        (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let tp = start_tp(Some(journal.path()));
+
+    // One file for every table: quote has no price, trade's price cannot take delta.
+    let bad = specs.path().join("bad.toml");
+    std::fs::write(&bad, "[columns]\nprice = \"delta+zstd:1\"\n").unwrap();
+    let refused = rdb::start(RdbConfig { table_spec: Some(bad.clone()), ..rdb_config(tp.addr, db.path()) });
+    let err = refused.err().expect("a spec that cannot apply is refused at start").to_string();
+    assert!(err.contains("bad.toml") && err.contains("table trade") && err.contains("column price"), "{err}");
+
+    // A directory of recommendations, one file per table; quote has none.
+    let trade_spec = specs.path().join("trade.toml");
+    std::fs::write(&trade_spec, "default = \"zstd:1\"\n[columns]\ntime = \"delta+zstd:1\"\nprice = \"pco:4\"\n")
+        .unwrap();
+    let config = RdbConfig { table_spec: Some(specs.path().into()), ..rdb_config(tp.addr, db.path()) };
+    let rdb = rdb::start(config).unwrap();
+    let mut feed = connect(tp.addr);
+    let K::Atom(strata_ipc::Atom::Date(first)) = feed.sync(&K::string(".u.d")).unwrap() else { panic!() };
+    let mut end_day = |feed: &mut strata_ipc::Connection, days: usize| {
+        for i in 0..5 {
+            feed.sync(&upd("trade", trade_row(["IBM", "MSFT"][i % 2], 10.0 + i as f64, i as i32))).unwrap();
+        }
+        feed.sync(&K::string(".u.end[]")).unwrap();
+        eventually("the day written", || rdb.state.read().unwrap().written.len() == days);
+        strata_store::Date(first + (days as i32 - 1) + strata_ipc::value::EPOCH_OFFSET_DAYS)
+    };
+    let spec_of = |specs: &[(String, String)], column: &str| specs.iter().find(|(c, _)| c == column).unwrap().1.clone();
+
+    let day = trade_specs(db.path(), end_day(&mut feed, 1));
+    assert_eq!(spec_of(&day, "time"), "delta+zstd:1");
+    assert_eq!(spec_of(&day, "price"), "pco:4");
+    assert_eq!(spec_of(&day, "size"), "zstd:1", "the file's default");
+
+    // A new recommendation applies from the next end of day.
+    std::fs::write(&trade_spec, "[columns]\nprice = \"zstd:5\"\n").unwrap();
+    let day = trade_specs(db.path(), end_day(&mut feed, 2));
+    assert_eq!(spec_of(&day, "price"), "zstd:5");
+
+    // One that no longer applies is logged and the last good one kept.
+    std::fs::copy(&bad, &trade_spec).unwrap();
+    let day = trade_specs(db.path(), end_day(&mut feed, 3));
+    assert_eq!(spec_of(&day, "price"), "zstd:5");
+    assert!(!rdb.is_finished(), "the RDB carries on");
+}
