@@ -92,7 +92,7 @@ fn end_of_day_writes_as_the_table_spec_says_read_again_each_day() {
     let rdb = rdb::start(config).unwrap();
     let mut feed = connect(tp.addr);
     let K::Atom(strata_ipc::Atom::Date(first)) = feed.sync(&K::string(".u.d")).unwrap() else { panic!() };
-    let mut end_day = |feed: &mut strata_ipc::Connection, days: usize| {
+    let end_day = |feed: &mut strata_ipc::Connection, days: usize| {
         for i in 0..5 {
             feed.sync(&upd("trade", trade_row(["IBM", "MSFT"][i % 2], 10.0 + i as f64, i as i32))).unwrap();
         }
