@@ -139,6 +139,7 @@ pub fn run(
         std::thread::available_parallelism().map_or(1, |n| n.get())
     ));
     let mut tables: Vec<Table> = Vec::new();
+    let mut measured_runs = Vec::new();
     for (i, scenario) in options.scenarios.iter().enumerate() {
         let run_dir = dir.join(format!("run{i}"));
         let measured = measure(scenario, &run_dir, options.seconds)?;
@@ -154,11 +155,108 @@ pub fn run(
             ));
         }
         progress(scenario);
+        measured_runs.push((scenario, measured));
+    }
+    if let Some(headlines) = headline_table(&measured_runs) {
+        report.push_table(headlines);
     }
     for table in tables {
         report.push_table(table);
     }
     Ok(report)
+}
+
+/// A figure of the headline table: the run it is read from (one subscriber, no
+/// extra columns, zero-latency publishing), how, and Strata's target for it.
+struct Headline {
+    what: &'static str,
+    rows: usize,
+    updates: usize,
+    timer_ms: u64,
+    figure: fn(&Measured) -> Option<f64>,
+    /// The target, and whether a higher figure is better.
+    target: Option<(f64, bool)>,
+}
+
+/// Title of the table of headline figures.
+pub const HEADLINES: &str = "headline figures and targets";
+
+fn feed_to_rdb(m: &Measured, quantile: f64) -> Option<f64> {
+    (!m.feed_to_rdb.is_empty()).then(|| m.feed_to_rdb.micros(quantile))
+}
+
+const HEADLINE_FIGURES: [Headline; 6] = [
+    Headline {
+        what: "single-row updates/s, flat out",
+        rows: 1,
+        updates: 1_000_000,
+        timer_ms: 1,
+        figure: |m| Some(m.tp_rows_per_s),
+        target: Some((1e6, true)),
+    },
+    Headline {
+        what: "rows/s in 100-row updates, flat out",
+        rows: 100,
+        updates: 1_000_000,
+        timer_ms: 1,
+        figure: |m| Some(m.tp_rows_per_s),
+        target: Some((2e7, true)),
+    },
+    Headline {
+        what: "feed->RDB p50 µs, 100k updates/s in bursts of 100",
+        rows: 1,
+        updates: 100,
+        timer_ms: 1,
+        figure: |m| feed_to_rdb(m, 0.5),
+        target: Some((20.0, false)),
+    },
+    Headline {
+        what: "feed->RDB p99 µs, 100k updates/s in bursts of 100",
+        rows: 1,
+        updates: 100,
+        timer_ms: 1,
+        figure: |m| feed_to_rdb(m, 0.99),
+        target: Some((100.0, false)),
+    },
+    Headline {
+        what: "feed->RDB p50 µs, one update a millisecond",
+        rows: 1,
+        updates: 1,
+        timer_ms: 1,
+        figure: |m| feed_to_rdb(m, 0.5),
+        target: None,
+    },
+    Headline {
+        what: "feed->RDB p99 µs, one update a millisecond",
+        rows: 1,
+        updates: 1,
+        timer_ms: 1,
+        figure: |m| feed_to_rdb(m, 0.99),
+        target: None,
+    },
+];
+
+/// The headline figures read off the runs that measure them, beside their targets
+/// and whether they are met; `None` when no such run was made.
+fn headline_table(runs: &[(&Scenario, Measured)]) -> Option<Table> {
+    let mut table = Table::new(
+        HEADLINES,
+        vec![Column::text("figure"), Column::number("measured", 1), Column::number("target", 0), Column::text("met")],
+    );
+    for headline in &HEADLINE_FIGURES {
+        let run = runs.iter().find(|(s, _)| {
+            (s.rows, s.updates, s.timer_ms, s.extra, s.batch_ms, s.subscribers)
+                == (headline.rows, headline.updates, headline.timer_ms, 0, 0, 1)
+        });
+        let Some(figure) = run.and_then(|(_, m)| (headline.figure)(m)) else { continue };
+        let met = match headline.target {
+            Some((target, true)) => Cell::from(figure >= target),
+            Some((target, false)) => Cell::from(figure <= target),
+            None => Cell::from("-"),
+        };
+        table.push_row(vec![headline.what.into(), figure.into(), headline.target.map(|(t, _)| t).into(), met]);
+    }
+    (!table.rows.is_empty()).then_some(table)
 }
 
 fn new_table(title: &str) -> Table {
@@ -330,5 +428,29 @@ mod tests {
             let shown = table.display_cell(0, i);
             assert!(shown.parse::<f64>().is_ok_and(|v| v > 0.0), "{column}: {shown:?}");
         }
+        assert!(report.table(HEADLINES).is_none(), "no run measures a headline figure");
+    }
+
+    #[test]
+    fn the_headline_table_reads_the_runs_that_measure_its_figures() {
+        let dir = tempfile::tempdir().unwrap();
+        let lone = Scenario { group: "g", rows: 1, updates: 1, timer_ms: 1, extra: 0, batch_ms: 0, subscribers: 1 };
+        let options = TickBenchOptions { seconds: 0.3, scenarios: vec![lone] };
+        let report = run(&options, dir.path(), |_| {}).unwrap();
+        let headlines = report.table(HEADLINES).unwrap();
+        let [figure, measured, met] = ["figure", "measured", "met"].map(|c| headlines.column_index(c).unwrap());
+        let shown: Vec<String> = (0..headlines.rows.len()).map(|r| headlines.display_cell(r, figure)).collect();
+        assert_eq!(
+            shown,
+            ["feed->RDB p50 µs, one update a millisecond", "feed->RDB p99 µs, one update a millisecond"],
+            "only the figures this run measures"
+        );
+        let p50: f64 = headlines.display_cell(0, measured).parse().unwrap();
+        let p99: f64 = headlines.display_cell(1, measured).parse().unwrap();
+        assert!(p50 > 0.0 && p99 >= p50, "{p50} {p99}");
+        assert_eq!(headlines.display_cell(0, met), "-", "no target for a lone update");
+        let g = report.table("g").unwrap();
+        let p50_in_run = g.display_cell(0, g.column_index("feed->rdb p50").unwrap());
+        assert_eq!(headlines.display_cell(0, measured), p50_in_run, "the same figure as the run's row");
     }
 }
