@@ -11,20 +11,17 @@
 //!
 //! [`view`]: strata_ipc::view::view
 
+use strata_ipc::value::code;
 use strata_ipc::view::{ascii_symbols_len, fixed_width};
 
 use super::WireColumns;
 use crate::schema::{ColumnKind, TableSchema};
 
-/// The wire type of a list, a symbol vector, a table and a dictionary.
-const LIST: u8 = 0;
+/// The type of a symbol vector; its atom's wire type is the negation, as is a
+/// timestamp atom's of 12.
 const SYMBOLS: u8 = 11;
-const TABLE: u8 = 98;
-const DICT: u8 = 99;
-const SORTED_DICT: u8 = 127;
-/// The wire types of a symbol atom and a timestamp atom.
-const SYMBOL_ATOM: u8 = 0xf5;
-const TIMESTAMP_ATOM: u8 = 0xf4;
+const SYMBOL_ATOM: i8 = -11;
+const TIMESTAMP_ATOM: i8 = -12;
 
 /// An update read in one pass.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,15 +83,15 @@ impl WireColumns {
     /// leaving the row count to the caller; `None` on anything else.
     fn read_data(&mut self, bytes: &mut Bytes<'_>, schema: &TableSchema, now_nanos: i64) -> Option<usize> {
         let full = schema.kinds.len();
-        let (given, single_row) = match bytes.byte()? {
-            LIST => {
+        let (given, single_row) = match bytes.byte()? as i8 {
+            code::LIST => {
                 let given = bytes.list_after_type()?;
                 // One row is a list of atoms, as feeds send it.
                 (given, (*bytes.bytes.get(bytes.pos)? as i8) < 0)
             }
-            TABLE => {
+            code::TABLE => {
                 bytes.attribute()?;
-                if !matches!(bytes.byte()?, DICT | SORTED_DICT) || bytes.byte()? != SYMBOLS {
+                if !matches!(bytes.byte()? as i8, code::DICT | code::SORTED_DICT) || bytes.byte()? != SYMBOLS {
                     return None;
                 }
                 bytes.attribute()?;
@@ -155,7 +152,7 @@ impl<'a> Bytes<'a> {
 
     /// A general list's item count, from its type byte on.
     fn list_header(&mut self) -> Option<usize> {
-        (self.byte()? == LIST).then_some(())?;
+        (self.byte()? as i8 == code::LIST).then_some(())?;
         self.list_after_type()
     }
 
@@ -171,12 +168,12 @@ impl<'a> Bytes<'a> {
     }
 
     fn symbol_atom(&mut self) -> Option<&'a [u8]> {
-        (self.byte()? == SYMBOL_ATOM).then_some(())?;
+        (self.byte()? as i8 == SYMBOL_ATOM).then_some(())?;
         self.symbol()
     }
 
     fn timestamp_atom(&mut self) -> Option<i64> {
-        (self.byte()? == TIMESTAMP_ATOM).then_some(())?;
+        (self.byte()? as i8 == TIMESTAMP_ATOM).then_some(())?;
         Some(i64::from_le_bytes(self.take(8)?.try_into().expect("8 bytes")))
     }
 
