@@ -74,7 +74,8 @@ pub struct RdbState {
     /// Age at receipt of each update's first row, from its `time` column (a UTC
     /// timespan, as feeds that stamp their rows send): the feed-to-RDB latency.
     pub feed_to_rdb: Latency,
-    /// Partitions written by end of day so far.
+    /// Dates whose every table end of day has written so far (a day whose write
+    /// failed joins when a later end of day writes it).
     pub written: Vec<Date>,
 }
 
@@ -354,10 +355,25 @@ enum Control {
 /// Applies what the tickerplant publishes until it goes away; `specs` are the
 /// table specs checked at start, for end of day when the file no longer loads.
 fn subscribe_loop(
+    tp: Connection,
+    state: &RwLock<RdbState>,
+    config: &RdbConfig,
+    specs: TableSpecs,
+) -> Result<(), TickError> {
+    let mut days = DayEnds { specs, unwritten: Vec::new() };
+    let result = follow(tp, state, config, &mut days);
+    if !days.unwritten.is_empty() {
+        let lost: Vec<String> = days.unwritten.iter().map(Unwritten::describe).collect();
+        log::line("rdb", &format!("stopping with tables never written: {}", lost.join(", ")));
+    }
+    result
+}
+
+fn follow(
     mut tp: Connection,
     state: &RwLock<RdbState>,
     config: &RdbConfig,
-    mut specs: TableSpecs,
+    days: &mut DayEnds,
 ) -> Result<(), TickError> {
     let poisoned = || TickError::Other("RDB state poisoned".into());
     loop {
@@ -433,7 +449,7 @@ fn subscribe_loop(
         }
         for step in control {
             match step {
-                Control::EndOfDay(date) => end_of_day(state, config, &mut specs, date)?,
+                Control::EndOfDay(date) => end_of_day(state, config, days, date)?,
             }
         }
     }
@@ -457,45 +473,92 @@ fn control_message(message: &View<'_>) -> Option<Control> {
     }
 }
 
-/// Writes every table (largest first) to partition `date`, empties them, and tells
-/// the HDBs to reload. The table specs are read again first, so a recommendation
-/// written since the last day applies; one that no longer loads or applies is
-/// logged and the last good ones (`specs`) are used.
-fn end_of_day(
-    state: &RwLock<RdbState>,
-    config: &RdbConfig,
-    specs: &mut TableSpecs,
+/// What one end of day leaves to the next: the last good table specs and the
+/// tables whose writes failed.
+struct DayEnds {
+    specs: TableSpecs,
+    unwritten: Vec<Unwritten>,
+}
+
+/// A day's table whose write failed: kept, out of the RDB's tables (it is not
+/// today's), and written first at the next end of day.
+struct Unwritten {
     date: Date,
-) -> Result<(), TickError> {
+    name: String,
+    table: strata_store::Table,
+}
+
+impl Unwritten {
+    fn describe(&self) -> String {
+        format!("{} of {} ({} rows)", self.name, self.date, self.table.len())
+    }
+}
+
+/// Writes every table (largest first) to partition `date`, after any table an
+/// earlier end of day could not write, empties them, and tells the HDBs to reload.
+/// The table specs are read again first, so a recommendation written since the
+/// last day applies; one that no longer loads or applies is logged and the last
+/// good ones are used. A table whose write fails is logged and kept for the next
+/// end of day: the RDB carries on with the new day.
+fn end_of_day(state: &RwLock<RdbState>, config: &RdbConfig, days: &mut DayEnds, date: Date) -> Result<(), TickError> {
     let started = Instant::now();
-    let mut tables: Vec<(String, strata_store::Table)> = {
+    let mut tables: Vec<Unwritten> = {
         let mut guard = state.write().map_err(|_| TickError::Other("RDB state poisoned".into()))?;
         match table_specs(config.table_spec.as_deref(), guard.tables.iter().map(LiveTable::schema)) {
-            Ok(fresh) => *specs = fresh,
+            Ok(fresh) => days.specs = fresh,
             Err(e) => log::line("rdb", &format!("end of day {date}: {e}; using the table specs last loaded")),
         }
         let RdbState { tables, symbols, .. } = &mut *guard;
-        tables.iter_mut().map(|t| (t.schema().name.clone(), t.take(symbols))).collect()
+        let taken =
+            tables.iter_mut().map(|t| Unwritten { date, name: t.schema().name.clone(), table: t.take(symbols) });
+        taken.collect()
     };
-    tables.sort_by_key(|(_, t)| std::cmp::Reverse(t.len()));
-    let db = Database::open(&config.db)?;
+    tables.sort_by_key(|t| std::cmp::Reverse(t.table.len()));
+    let mut pending = std::mem::take(&mut days.unwritten);
+    pending.extend(tables);
+    let mut dates: Vec<Date> = pending.iter().map(|t| t.date).collect();
+    dates.dedup();
     let mut written = Vec::new();
-    for (name, table) in &tables {
-        let how = TableWrite {
-            spec: specs.get(name).cloned().unwrap_or_default(),
-            sort_by: vec!["sym".into(), "time".into()],
-            attributes: vec![("sym".into(), Attribute::Parted)],
-        };
-        db.write_table(&TableLocation::Partition(date, name.clone()), table, &how)?;
-        written.push(format!("{name} ({} rows)", table.len()));
+    match Database::open(&config.db) {
+        Err(e) => {
+            log::line("rdb", &format!("end of day {date}: cannot open {}: {e}", config.db.display()));
+            days.unwritten = pending;
+        }
+        Ok(db) => {
+            for day in pending {
+                let how = TableWrite {
+                    spec: days.specs.get(&day.name).cloned().unwrap_or_default(),
+                    sort_by: vec!["sym".into(), "time".into()],
+                    attributes: vec![("sym".into(), Attribute::Parted)],
+                };
+                match db.write_table(&TableLocation::Partition(day.date, day.name.clone()), &day.table, &how) {
+                    Ok(()) => written.push(day.describe()),
+                    Err(e) => {
+                        log::line("rdb", &format!("end of day {date}: could not write {}: {e}", day.describe()));
+                        days.unwritten.push(day);
+                    }
+                }
+            }
+        }
     }
-    state.write().map_err(|_| TickError::Other("RDB state poisoned".into()))?.written.push(date);
+    {
+        let mut guard = state.write().map_err(|_| TickError::Other("RDB state poisoned".into()))?;
+        let done = dates.into_iter().filter(|d| !days.unwritten.iter().any(|t| t.date == *d));
+        guard.written.extend(done);
+    }
+    if !days.unwritten.is_empty() {
+        let kept: Vec<String> = days.unwritten.iter().map(Unwritten::describe).collect();
+        log::line("rdb", &format!("end of day {date}: kept for the next end of day: {}", kept.join(", ")));
+    }
+    if written.is_empty() {
+        return Ok(());
+    }
     log::line(
         "rdb",
         &format!(
             "end of day {date}: wrote {} to {} in {:.3} s",
             written.join(", "),
-            db.partition_dir(date).display(),
+            config.db.display(),
             started.elapsed().as_secs_f64()
         ),
     );

@@ -118,3 +118,36 @@ fn end_of_day_writes_as_the_table_spec_says_read_again_each_day() {
     assert_eq!(spec_of(&day, "price"), "zstd:5");
     assert!(!rdb.is_finished(), "the RDB carries on");
 }
+
+#[test]
+fn a_day_that_cannot_be_written_is_kept_and_written_at_the_next_end_of_day() {
+    let (journal, db) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let tp = start_tp(Some(journal.path()));
+    let rdb = rdb::start(rdb_config(tp.addr, db.path())).unwrap();
+    let mut feed = connect(tp.addr);
+    let K::Atom(strata_ipc::Atom::Date(d)) = feed.sync(&K::string(".u.d")).unwrap() else { panic!() };
+    let first = strata_store::Date(d + strata_ipc::value::EPOCH_OFFSET_DAYS);
+    // A file where the first day's partition directory goes: its writes fail.
+    let blocker = Database::open(db.path()).unwrap().partition_dir(first);
+    std::fs::write(&blocker, "not a directory").unwrap();
+    let trades = |feed: &mut strata_ipc::Connection, n: i32| {
+        for i in 0..n {
+            feed.sync(&upd("trade", trade_row("IBM", 10.0, i))).unwrap();
+        }
+    };
+    trades(&mut feed, 4);
+    feed.sync(&K::string(".u.end[]")).unwrap();
+    trades(&mut feed, 2);
+    let held = || rdb.state.read().unwrap().row_counts().into_iter().find(|(t, _)| t == "trade").unwrap().1;
+    eventually("the second day's rows, after the first day's end", || held() == 2);
+    assert!(rdb.state.read().unwrap().written.is_empty(), "the first day is not written");
+    assert!(!rdb.is_finished(), "the RDB carries on");
+
+    std::fs::remove_file(&blocker).unwrap();
+    feed.sync(&K::string(".u.end[]")).unwrap();
+    eventually("both days written", || rdb.state.read().unwrap().written.len() == 2);
+    let store = Database::open(db.path()).unwrap();
+    let rows = |date| store.read_table(&TableLocation::Partition(date, "trade".into())).unwrap().len();
+    assert_eq!(rows(first), 4, "the kept day");
+    assert_eq!(rows(strata_store::Date(first.0 + 1)), 2);
+}
