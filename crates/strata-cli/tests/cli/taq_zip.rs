@@ -8,8 +8,25 @@ use super::common::*;
 fn csv(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let mut lines = text.lines();
-    let header = lines.next().unwrap().split(',').map(str::to_string).collect();
-    (header, lines.map(|l| l.split(',').map(str::to_string).collect()).collect())
+    let header = fields(lines.next().unwrap());
+    (header, lines.map(fields).collect())
+}
+
+/// One CSV line's fields, as the reports quote them: a field holding a comma or a
+/// quote is in quotes, with its quotes doubled.
+fn fields(line: &str) -> Vec<String> {
+    let (mut fields, mut field, mut quoted) = (Vec::new(), String::new(), false);
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => field.push(chars.next().unwrap()),
+            ('"', _) => quoted = !quoted,
+            (',', false) => fields.push(std::mem::take(&mut field)),
+            _ => field.push(c),
+        }
+    }
+    fields.push(field);
+    fields
 }
 
 #[test]
@@ -132,6 +149,8 @@ fn bench_zip_times_the_seed_queries_per_spec_when_asked() {
     assert_eq!(seed.len(), 15 * 2, "fourteen queries and their geomean, uncompressed and zstd:1");
     assert!(seed.iter().any(|r| r[at("query")] == "geomean of the seed queries" && r[at("spec")] == "zstd:1"));
     assert!(seed.iter().any(|r| r[at("query")] == "q05 aj trades of someSyms"), "{seed:?}");
+    assert!(seed.iter().any(|r| r[at("query")] == "q03 count, avg mid by sym"), "a quoted name: {seed:?}");
+    assert!(seed.iter().all(|r| r.len() == header.len()), "every row as wide as the header");
     let refused =
         fails(&[&args[..], &["--trades", "0", "--seed-queries", "--out", out_dir, "--dir", scratch]].concat());
     assert!(refused.contains("--seed-queries needs trades"), "{refused}");
