@@ -107,8 +107,8 @@ impl WireColumns {
         let offset = full.checked_sub(given).filter(|&o| o <= 1 && given > 0)?;
         let mut rows = None;
         for (column, kind) in self.columns[offset..].iter_mut().zip(&schema.kinds[offset..]) {
-            let ColumnKind::Vector(code) = *kind else { return None };
-            let count = if single_row { bytes.atom(code, column)? } else { bytes.vector(code, column)? };
+            let ColumnKind::Vector(ty) = *kind else { return None };
+            let count = if single_row { bytes.atom(ty, column)? } else { bytes.vector(ty, column)? };
             if *rows.get_or_insert(count) != count {
                 return None;
             }
@@ -161,10 +161,15 @@ impl<'a> Bytes<'a> {
         self.count()
     }
 
+    /// `count` ASCII symbols, each with its NUL.
+    fn symbol_run(&mut self, count: usize) -> Option<&'a [u8]> {
+        let len = ascii_symbols_len(self.bytes.get(self.pos..)?, count)?;
+        self.take(len)
+    }
+
     /// An ASCII symbol's text; its NUL is read too.
     fn symbol(&mut self) -> Option<&'a [u8]> {
-        let len = ascii_symbols_len(self.bytes.get(self.pos..)?, 1)?;
-        Some(&self.take(len)?[..len - 1])
+        self.symbol_run(1).map(|run| &run[..run.len() - 1])
     }
 
     fn symbol_atom(&mut self) -> Option<&'a [u8]> {
@@ -177,32 +182,26 @@ impl<'a> Bytes<'a> {
         Some(i64::from_le_bytes(self.take(8)?.try_into().expect("8 bytes")))
     }
 
-    /// An atom of vector type `code`, appended to `column` as [`WireColumns`]
-    /// holds it; the rows it adds (1).
-    fn atom(&mut self, code: u8, column: &mut Vec<u8>) -> Option<usize> {
-        (self.byte()? == (code as i8).wrapping_neg() as u8).then_some(())?;
-        let value = match code {
-            SYMBOLS => {
-                let len = ascii_symbols_len(self.bytes.get(self.pos..)?, 1)?;
-                self.take(len)?
-            }
-            _ => self.take(fixed_width(code)?)?,
+    /// An atom of vector type `ty`, appended to `column` as [`WireColumns`] holds
+    /// it; the rows it adds (1).
+    fn atom(&mut self, ty: u8, column: &mut Vec<u8>) -> Option<usize> {
+        (self.byte()? as i8 == (ty as i8).wrapping_neg()).then_some(())?;
+        let value = match ty {
+            SYMBOLS => self.symbol_run(1)?,
+            _ => self.take(fixed_width(ty)?)?,
         };
         column.extend_from_slice(value);
         Some(1)
     }
 
-    /// A vector of type `code`, appended to `column`; its length.
-    fn vector(&mut self, code: u8, column: &mut Vec<u8>) -> Option<usize> {
-        (self.byte()? == code).then_some(())?;
+    /// A vector of type `ty`, appended to `column`; its length.
+    fn vector(&mut self, ty: u8, column: &mut Vec<u8>) -> Option<usize> {
+        (self.byte()? == ty).then_some(())?;
         self.attribute()?;
         let count = self.count()?;
-        let values = match code {
-            SYMBOLS => {
-                let len = ascii_symbols_len(self.bytes.get(self.pos..)?, count)?;
-                self.take(len)?
-            }
-            _ => self.take(count.checked_mul(fixed_width(code)?)?)?,
+        let values = match ty {
+            SYMBOLS => self.symbol_run(count)?,
+            _ => self.take(count.checked_mul(fixed_width(ty)?)?)?,
         };
         column.extend_from_slice(values);
         Some(count)
