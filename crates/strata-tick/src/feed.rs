@@ -235,18 +235,10 @@ impl TaqRows {
             (0..rows).for_each(|_| out.extend_from_slice(&t.to_le_bytes()));
         }
         let len = self.len();
-        // The rows to send, as at most two runs: to the end of the pool, then from
-        // its start again.
-        let mut runs = Vec::with_capacity(2);
-        let (mut from, mut left) = (self.next, rows);
-        while left > 0 {
-            let run = left.min(len - from);
-            runs.push(from..from + run);
-            (from, left) = (0, left - run);
-        }
+        let runs = pool_runs(self.next, rows, len);
         for column in &self.columns {
             head(out, column.ty());
-            for run in runs.iter().cloned() {
+            for run in runs.clone() {
                 match column.ty() {
                     ColumnType::Symbol => {
                         for &key in &column.values::<u32>()[run] {
@@ -268,6 +260,20 @@ impl TaqRows {
         let total = (out.len() - start) as u32;
         out[start + 4..start + 8].copy_from_slice(&total.to_le_bytes());
     }
+}
+
+/// The pool rows `from`, `from + 1`, ... (`rows` of them, `len` in the pool) as
+/// runs of consecutive rows: to the end of the pool, then from its start again.
+fn pool_runs(from: usize, rows: usize, len: usize) -> impl Iterator<Item = std::ops::Range<usize>> + Clone {
+    let (mut from, mut left) = (from, rows);
+    std::iter::from_fn(move || {
+        (left > 0).then(|| {
+            let run = left.min(len - from);
+            let rows = from..from + run;
+            (from, left) = (0, left - run);
+            rows
+        })
+    })
 }
 
 /// Runs the feed until its duration or update count is reached or the
@@ -379,5 +385,13 @@ mod tests {
             "trade time:timespan sym:symbol ex:char price:float size:int col0:float"
         );
         assert_eq!("quote".parse(), Ok(FeedTable::Quote));
+    }
+
+    #[test]
+    fn rows_past_the_end_of_the_pool_start_it_again() {
+        assert_eq!(pool_runs(3, 2, 10).collect::<Vec<_>>(), vec![(3..5)]);
+        assert_eq!(pool_runs(8, 5, 10).collect::<Vec<_>>(), [8..10, 0..3]);
+        assert_eq!(pool_runs(1, 7, 3).collect::<Vec<_>>(), [1..3, 0..3, 0..2]);
+        assert_eq!(pool_runs(0, 0, 3).count(), 0);
     }
 }
