@@ -105,8 +105,8 @@ impl RdbState {
     /// `t`; returns the rows and the first row's time.
     fn upd(&mut self, table: &str, data: &View<'_>, now_nanos: i64) -> Result<(usize, i64), String> {
         let at = self.position(table).map_err(|e| format!("upd: {e}"))?;
-        let rows = self.scratch[at].append_update(self.tables[at].schema(), data, now_nanos)?;
-        Ok(self.insert(at, rows))
+        self.scratch[at].append_update(self.tables[at].schema(), data, now_nanos)?;
+        Ok(self.insert(at))
     }
 
     /// `upd` for a message of the common shapes ([`read_update`]), read in one pass;
@@ -115,14 +115,15 @@ impl RdbState {
     fn upd_one_pass(&mut self, body: &[u8], now_nanos: i64) -> Option<(usize, i64, Option<i64>)> {
         let schemas = self.tables.iter().map(LiveTable::schema);
         let read = read_update(body, schemas, &mut self.scratch, now_nanos, Stamp::Accepted)?;
-        let (rows, first_time) = self.insert(read.table, read.rows);
+        let (rows, first_time) = self.insert(read.table);
         Some((rows, first_time, read.stamp))
     }
 
-    /// Inserts the `rows` held in table `at`'s scratch columns, leaving them empty;
+    /// Inserts the rows held in table `at`'s scratch columns, leaving them empty;
     /// returns the rows and the first row's time.
-    fn insert(&mut self, at: usize, rows: usize) -> (usize, i64) {
+    fn insert(&mut self, at: usize) -> (usize, i64) {
         let scratch = &mut self.scratch[at];
+        let rows = scratch.rows();
         let first_time = scratch.column(0).get(..8).map_or(0, |t| i64::from_le_bytes(t.try_into().expect("8 bytes")));
         self.tables[at].append(scratch, &mut self.symbols);
         scratch.clear();
@@ -240,7 +241,11 @@ pub fn start(config: RdbConfig) -> Result<RdbHandle, TickError> {
     let answer = tp.sync(&K::string("(.u.sub[`;`];`.u `i`L)"))?;
     let (schema, count, path) = parse_subscription(answer)?;
     // A spec that cannot apply is refused now, not at end of day with the day in hand.
-    let specs = table_specs(config.table_spec.as_deref(), &schema.tables)?;
+    let days = DayEnds {
+        specs: table_specs(config.table_spec.as_deref(), &schema.tables)?,
+        schemas: schema.tables.clone(),
+        unwritten: Vec::new(),
+    };
     log::line("rdb", &format!("subscribed to {}: tables {}", config.tp, table_list(&schema)));
     let mut state = RdbState::new(schema);
     if let Some(path) = path {
@@ -269,7 +274,7 @@ pub fn start(config: RdbConfig) -> Result<RdbHandle, TickError> {
     let shared = state.clone();
     let subscriber = std::thread::Builder::new()
         .name("rdb-subscriber".into())
-        .spawn(move || subscribe_loop(tp, &shared, &config, specs))
+        .spawn(move || subscribe_loop(tp, &shared, &config, days))
         .map_err(|e| TickError::Other(e.to_string()))?;
     Ok(RdbHandle { addr, state, subscriber })
 }
@@ -352,15 +357,14 @@ enum Control {
     EndOfDay(Date),
 }
 
-/// Applies what the tickerplant publishes until it goes away; `specs` are the
-/// table specs checked at start, for end of day when the file no longer loads.
+/// Applies what the tickerplant publishes until it goes away; `days` holds the
+/// table specs checked at start, for end of day.
 fn subscribe_loop(
     tp: Connection,
     state: &RwLock<RdbState>,
     config: &RdbConfig,
-    specs: TableSpecs,
+    mut days: DayEnds,
 ) -> Result<(), TickError> {
-    let mut days = DayEnds { specs, unwritten: Vec::new() };
     let result = follow(tp, state, config, &mut days);
     if !days.unwritten.is_empty() {
         let lost: Vec<String> = days.unwritten.iter().map(Unwritten::describe).collect();
@@ -473,10 +477,12 @@ fn control_message(message: &View<'_>) -> Option<Control> {
     }
 }
 
-/// What one end of day leaves to the next: the last good table specs and the
+/// What one end of day leaves to the next: the last good table specs (and the
+/// tables' schemas, to check new ones against without the state's lock) and the
 /// tables whose writes failed.
 struct DayEnds {
     specs: TableSpecs,
+    schemas: Vec<TableSchema>,
     unwritten: Vec<Unwritten>,
 }
 
@@ -502,12 +508,12 @@ impl Unwritten {
 /// end of day: the RDB carries on with the new day.
 fn end_of_day(state: &RwLock<RdbState>, config: &RdbConfig, days: &mut DayEnds, date: Date) -> Result<(), TickError> {
     let started = Instant::now();
+    match table_specs(config.table_spec.as_deref(), &days.schemas) {
+        Ok(fresh) => days.specs = fresh,
+        Err(e) => log::line("rdb", &format!("end of day {date}: {e}; using the table specs last loaded")),
+    }
     let mut tables: Vec<Unwritten> = {
         let mut guard = state.write().map_err(|_| TickError::Other("RDB state poisoned".into()))?;
-        match table_specs(config.table_spec.as_deref(), guard.tables.iter().map(LiveTable::schema)) {
-            Ok(fresh) => days.specs = fresh,
-            Err(e) => log::line("rdb", &format!("end of day {date}: {e}; using the table specs last loaded")),
-        }
         let RdbState { tables, symbols, .. } = &mut *guard;
         let taken =
             tables.iter_mut().map(|t| Unwritten { date, name: t.schema().name.clone(), table: t.take(symbols) });

@@ -154,9 +154,8 @@ impl Outbox {
     /// straight to the socket from the calling thread, without waiting: a peer that
     /// keeps up costs no thread wake-up per message. Whatever the socket does not
     /// take at once is queued for the writer thread.
-    pub fn send(&self, frame: Vec<u8>) -> Result<(), OutboxError> {
+    pub fn send(&self, mut frame: Vec<u8>) -> Result<(), OutboxError> {
         let _sending = self.sending.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let mut frame = frame;
         if self.queued.load(Ordering::Acquire) == 0 {
             let flags = SendFlags::DONTWAIT | SendFlags::NOSIGNAL;
             match rustix::net::send(&*self.socket, &frame, flags) {

@@ -272,7 +272,7 @@ impl Tickerplant {
             };
             let tables = &self.config.schema.tables;
             if let Some(read) = read_update(&body, tables, &mut self.scratch, now, Stamp::Refused) {
-                let result = self.log_and_publish(read.table, read.rows);
+                let result = self.log_and_publish(read.table);
                 self.answer_update(id, header.kind, result);
                 continue;
             }
@@ -384,13 +384,13 @@ impl Tickerplant {
             let names: Vec<&str> = tables.iter().map(|t| t.name.as_str()).collect();
             format!("upd: no table {table}; tables: {}", names.join(" "))
         })?;
-        let rows = self.scratch[at].append_update(&tables[at], data, now)?;
-        self.log_and_publish(at, rows)
+        self.scratch[at].append_update(&tables[at], data, now)?;
+        self.log_and_publish(at)
     }
 
     /// Journals the update held in table `at`'s scratch columns and publishes it (or
     /// buffers it for the publish timer), leaving the scratch columns empty.
-    fn log_and_publish(&mut self, at: usize, rows: usize) -> Result<(), String> {
+    fn log_and_publish(&mut self, at: usize) -> Result<(), String> {
         let Tickerplant {
             config, publisher, journal, scratch, buffers, costs, batch_updates, published_records, ..
         } = self;
@@ -409,7 +409,7 @@ impl Tickerplant {
         let publishing = timed.then(Instant::now);
         publisher.counters.updates += 1;
         *batch_updates += 1;
-        publisher.counters.rows += rows as u64;
+        publisher.counters.rows += update.rows() as u64;
         match config.batch {
             Some(_) => buffers[at].extend(update),
             None => {
