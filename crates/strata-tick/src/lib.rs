@@ -21,6 +21,7 @@ pub mod counters;
 mod error;
 pub mod feed;
 pub mod hdb;
+mod huge_pages;
 pub mod journal;
 pub mod livetable;
 pub mod log;

@@ -21,6 +21,7 @@ use strata_query::MemoryTable;
 use strata_query::memory::table_batch;
 use strata_store::{Column, ColumnType, SymbolDomain, Table};
 
+use crate::huge_pages;
 use crate::schema::{ColumnKind, TableSchema};
 use crate::symbols::SymbolTable;
 use crate::update::WireColumns;
@@ -44,8 +45,22 @@ impl Builder {
         }
     }
 
-    /// Appends one column of an update (see [`WireColumns`] for the bytes).
-    fn append(&mut self, bytes: &[u8], symbols: &mut SymbolTable) {
+    /// Appends one column of an update of `rows` rows (see [`WireColumns`] for the
+    /// bytes), growing the buffers first on huge pages (see [`huge_pages`]).
+    fn append(&mut self, bytes: &[u8], rows: usize, symbols: &mut SymbolTable) {
+        match self {
+            Builder::Fixed(_, values) => huge_pages::reserve(values, bytes.len()),
+            Builder::Symbol(keys) => huge_pages::reserve(keys, rows * size_of::<u32>()),
+            Builder::Strings(offsets, data) => {
+                huge_pages::reserve(offsets, rows * size_of::<i64>());
+                // The wire bytes hold the texts and a 6-byte header each.
+                huge_pages::reserve(data, bytes.len());
+            }
+        }
+        self.extend(bytes, symbols);
+    }
+
+    fn extend(&mut self, bytes: &[u8], symbols: &mut SymbolTable) {
         match self {
             Builder::Fixed(ColumnType::Timestamp, values) => shifted::<i64>(values, bytes, EPOCH_OFFSET_NANOS),
             Builder::Fixed(ColumnType::Date, values) => shifted::<i32>(values, bytes, EPOCH_OFFSET_DAYS),
@@ -193,7 +208,7 @@ impl LiveTable {
             self.last_time = last;
         }
         for (i, builder) in self.tail.iter_mut().enumerate() {
-            builder.append(columns.column(i), symbols);
+            builder.append(columns.column(i), columns.rows(), symbols);
         }
         self.tail_rows += columns.rows();
     }
