@@ -4,9 +4,10 @@
 //! 4 KiB pages, every page costs the RDB a page fault on first touch; `bench tick`
 //! measured a third of the RDB thread in faults and page zeroing with 100-row
 //! updates. Advising the kernel to back such buffers with 2 MiB pages cuts the
-//! faults 512-fold. The advice applies only where the system leaves transparent huge
-//! pages to the program (`/sys/kernel/mm/transparent_hugepage/enabled` is `madvise`
-//! or `always`); under `never` it is ignored.
+//! faults 512-fold (the kernel still zeroes every page). The advice applies only
+//! where the system leaves transparent huge pages to the program
+//! (`/sys/kernel/mm/transparent_hugepage/enabled` is `madvise` or `always`); under
+//! `never` it is ignored.
 
 use std::ffi::c_void;
 
