@@ -21,6 +21,11 @@ use crate::schema::Schema;
 use crate::server::{ConnId, Outbox, OutboxError};
 use crate::update::{Selected, WireColumns, publish_message};
 
+/// The most memory a subscriber's pending bytes keep between batches: reusing it
+/// spares the kernel zeroing fresh pages for every batch, and a burst larger than
+/// this gives its memory back.
+const KEPT_PENDING_BYTES: usize = 16 << 20;
+
 /// What to do with a subscriber whose queue is full.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum SlowPolicy {
@@ -266,13 +271,15 @@ impl Publisher {
         let mut failed = Vec::new();
         for id in self.dirty.drain(..) {
             let Some(client) = self.clients.get_mut(&id) else { continue };
-            let bytes = std::mem::take(&mut client.pending);
             let messages = std::mem::take(&mut client.pending_messages);
-            if bytes.is_empty() {
+            if client.pending.is_empty() {
                 continue;
             }
-            if let Err(e) = client.outbox.send(bytes) {
+            if let Err(e) = client.outbox.send_from(&mut client.pending) {
                 failed.push((id, e, messages));
+            }
+            if client.pending.capacity() > KEPT_PENDING_BYTES {
+                client.pending = Vec::new();
             }
         }
         for (id, error, messages) in failed {

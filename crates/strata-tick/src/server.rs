@@ -149,27 +149,38 @@ impl Outbox {
         self.sent_bytes.load(Ordering::Relaxed)
     }
 
-    /// Sends framed messages (one or several end to end). When nothing is queued
-    /// (the writer thread is idle, every earlier byte is in the socket) they go
-    /// straight to the socket from the calling thread, without waiting: a peer that
-    /// keeps up costs no thread wake-up per message. Whatever the socket does not
-    /// take at once is queued for the writer thread.
+    /// Sends framed messages (one or several end to end); see [`Outbox::send_from`].
     pub fn send(&self, mut frame: Vec<u8>) -> Result<(), OutboxError> {
+        self.send_from(&mut frame)
+    }
+
+    /// Sends the framed messages in `pending` and leaves it empty. When nothing is
+    /// queued (the writer thread is idle, every earlier byte is in the socket) they
+    /// go straight to the socket from the calling thread, without waiting: a peer
+    /// that keeps up costs no thread wake-up per message, and `pending` keeps its
+    /// memory for the next batch (a fresh buffer per batch costs the kernel a
+    /// zeroed page per 4 KiB). Whatever the socket does not take at once is moved to
+    /// the writer thread's queue.
+    pub fn send_from(&self, pending: &mut Vec<u8>) -> Result<(), OutboxError> {
         let _sending = self.sending.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if self.queued.load(Ordering::Acquire) == 0 {
             let flags = SendFlags::DONTWAIT | SendFlags::NOSIGNAL;
-            match rustix::net::send(&*self.socket, &frame, flags) {
+            match rustix::net::send(&*self.socket, pending, flags) {
                 Ok(written) => {
                     self.sent_bytes.fetch_add(written as u64, Ordering::Relaxed);
-                    if written == frame.len() {
+                    pending.drain(..written);
+                    if pending.is_empty() {
                         return Ok(());
                     }
-                    frame.drain(..written);
                 }
                 Err(Errno::AGAIN | Errno::INTR) => {}
-                Err(_) => return Err(OutboxError::Closed),
+                Err(_) => {
+                    pending.clear();
+                    return Err(OutboxError::Closed);
+                }
             }
         }
+        let frame = std::mem::take(pending);
         let len = frame.len();
         let queued = self.queued.fetch_add(len, Ordering::AcqRel);
         if queued + len > self.limit {
@@ -354,5 +365,44 @@ fn write_loop(stream: TcpStream, frames: Receiver<Vec<u8>>, queued: Arc<AtomicUs
         }
         queued.fetch_sub(bytes, Ordering::AcqRel);
         sent.fetch_add(bytes as u64, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use strata_ipc::{Atom, Connection};
+
+    use super::*;
+
+    #[test]
+    fn a_direct_send_empties_the_pending_bytes_and_keeps_their_memory() {
+        let server = Server::start(ServerConfig {
+            role: "test",
+            listen: "127.0.0.1:0".into(),
+            credentials: None,
+            max_message: 1 << 20,
+            outbox_limit: 1 << 20,
+        })
+        .unwrap();
+        let mut client = Connection::connect(&server.addr.to_string(), "me").unwrap();
+        let outbox = match server.events.recv_timeout(Duration::from_secs(5)).unwrap() {
+            Event::Opened { outbox, user, .. } => {
+                assert_eq!(user, "me");
+                outbox
+            }
+            _ => panic!("the first event is the handshake"),
+        };
+        let mut pending = Vec::with_capacity(1 << 16);
+        for i in 0..3i64 {
+            pending.extend(encode_message(MessageKind::Async, &K::Atom(Atom::Long(i)), false));
+        }
+        let capacity = pending.capacity();
+        outbox.send_from(&mut pending).unwrap();
+        assert!(pending.is_empty() && pending.capacity() == capacity, "emptied, memory kept");
+        assert_eq!(outbox.queued_bytes(), 0, "nothing left for the writer thread");
+        for i in 0..3i64 {
+            let (_, value) = client.receive().unwrap().expect("a message");
+            assert_eq!(value, K::Atom(Atom::Long(i)));
+        }
     }
 }
