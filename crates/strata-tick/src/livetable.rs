@@ -21,53 +21,51 @@ use strata_query::MemoryTable;
 use strata_query::memory::table_batch;
 use strata_store::{Column, ColumnType, SymbolDomain, Table};
 
-use crate::huge_pages;
+use crate::growing::GrowingBuffer;
 use crate::schema::{ColumnKind, TableSchema};
 use crate::symbols::SymbolTable;
 use crate::update::WireColumns;
 
-/// Rows not yet sealed, as Strata will hold them.
+/// Rows not yet sealed, as Strata will hold them, in buffers that grow in place
+/// (see [`crate::growing`]).
 enum Builder {
     /// Little-endian values of a fixed-width type.
-    Fixed(ColumnType, MutableBuffer),
-    /// Keys into the RDB's symbol table.
-    Symbol(Vec<u32>),
-    /// End offsets (after a leading 0) and UTF-8 bytes.
-    Strings(Vec<i64>, Vec<u8>),
+    Fixed(ColumnType, GrowingBuffer),
+    /// `u32` keys into the RDB's symbol table.
+    Symbol(GrowingBuffer),
+    /// `i64` end offsets after a leading 0 (written with the first text), and UTF-8
+    /// bytes.
+    Strings(GrowingBuffer, GrowingBuffer),
 }
 
 impl Builder {
     fn new(ty: ColumnType) -> Builder {
         match ty {
-            ColumnType::Symbol => Builder::Symbol(Vec::new()),
-            ColumnType::String => Builder::Strings(vec![0], Vec::new()),
-            ty => Builder::Fixed(ty, MutableBuffer::new(0)),
+            ColumnType::Symbol => Builder::Symbol(GrowingBuffer::new()),
+            ColumnType::String => Builder::Strings(GrowingBuffer::new(), GrowingBuffer::new()),
+            ty => Builder::Fixed(ty, GrowingBuffer::new()),
         }
     }
 
     /// Appends one column of an update of `rows` rows (see [`WireColumns`] for the
-    /// bytes), growing the buffers first on huge pages (see [`huge_pages`]).
+    /// bytes).
     fn append(&mut self, bytes: &[u8], rows: usize, symbols: &mut SymbolTable) {
-        match self {
-            Builder::Fixed(_, values) => huge_pages::reserve(values, bytes.len()),
-            Builder::Symbol(keys) => huge_pages::reserve(keys, rows * size_of::<u32>()),
-            Builder::Strings(offsets, data) => {
-                huge_pages::reserve(offsets, rows * size_of::<i64>());
-                // The wire bytes hold the texts and a 6-byte header each.
-                huge_pages::reserve(data, bytes.len());
-            }
-        }
-        self.extend(bytes, symbols);
-    }
-
-    fn extend(&mut self, bytes: &[u8], symbols: &mut SymbolTable) {
         match self {
             Builder::Fixed(ColumnType::Timestamp, values) => shifted::<i64>(values, bytes, EPOCH_OFFSET_NANOS),
             Builder::Fixed(ColumnType::Date, values) => shifted::<i32>(values, bytes, EPOCH_OFFSET_DAYS),
             Builder::Fixed(ColumnType::Month, values) => shifted::<i32>(values, bytes, EPOCH_OFFSET_MONTHS),
             Builder::Fixed(_, values) => values.extend_from_slice(bytes),
-            Builder::Symbol(keys) => keys.extend(texts(bytes).map(|text| symbols.key(text))),
+            Builder::Symbol(keys) => {
+                keys.reserve(rows * size_of::<u32>());
+                texts(bytes).for_each(|text| keys.push(symbols.key(text)));
+            }
             Builder::Strings(offsets, data) => {
+                if offsets.is_empty() {
+                    offsets.push(0i64);
+                }
+                offsets.reserve(rows * size_of::<i64>());
+                // The wire bytes hold the texts and a 6-byte header each.
+                data.reserve(bytes.len());
                 let mut rest = bytes;
                 while rest.len() >= 6 {
                     let len = u32::from_le_bytes(rest[2..6].try_into().expect("4 bytes")) as usize;
@@ -83,14 +81,20 @@ impl Builder {
         }
     }
 
-    /// The rows so far as a column, leaving the builder empty.
+    /// The rows so far as a column over the builder's memory, leaving the builder
+    /// empty.
     fn take(&mut self, domain: &SymbolDomain) -> Column {
         let column = match self {
-            Builder::Fixed(ty, values) => Column::from_buffer(*ty, std::mem::take(values).into(), None),
-            Builder::Symbol(keys) => Column::from_symbol_keys(std::mem::take(keys), domain.clone()),
+            Builder::Fixed(ty, values) => Column::from_buffer(*ty, std::mem::take(values).into_buffer(), None),
+            Builder::Symbol(keys) => {
+                Column::from_buffer(ColumnType::Symbol, std::mem::take(keys).into_buffer(), Some(domain.clone()))
+            }
             Builder::Strings(offsets, data) => {
-                let offsets = std::mem::replace(offsets, vec![0]);
-                Column::from_string_buffers(Buffer::from_vec(offsets), Buffer::from_vec(std::mem::take(data)))
+                let offsets = match std::mem::take(offsets) {
+                    none if none.is_empty() => Buffer::from_vec(vec![0i64]),
+                    offsets => offsets.into_buffer(),
+                };
+                Column::from_string_buffers(offsets, std::mem::take(data).into_buffer())
             }
         };
         column.expect("builders hold whole values of their type")
@@ -99,7 +103,8 @@ impl Builder {
 
 /// Moves values from kdb+'s 2000.01.01 epoch to the Unix epoch; nulls and
 /// infinities (the extreme values) mean the same in both and stay.
-fn shifted<T: WireInt>(values: &mut MutableBuffer, bytes: &[u8], offset: T) {
+fn shifted<T: WireInt>(values: &mut GrowingBuffer, bytes: &[u8], offset: T) {
+    values.reserve(bytes.len());
     for chunk in bytes.chunks_exact(size_of::<T>()) {
         let v = T::from_le(chunk);
         values.push(if v.is_sentinel() { v } else { v.add(offset) });
