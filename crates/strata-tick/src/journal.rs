@@ -12,22 +12,20 @@
 //! the valid records and truncates anything after them (a torn tail from a crash),
 //! reporting how many bytes went.
 //!
-//! The day's journal is written once and read only when something restarts, so it is
-//! kept out of the page cache: every [`RECYCLE_WINDOW`] bytes the journal starts the
-//! write-back of the window just written and drops the window before it, whose
-//! write-back has had a window's time to finish. The pages it drops are reused for
-//! the next writes. On a virtual machine whose free memory goes back to the host
-//! (balloon free page reporting), a page the guest has never touched costs a fault in
-//! the host when first written. With 100-row updates flat out, `bench tick` measured
-//! the tickerplant at 74-79% of a core before this and 50-53% after (the journal's
-//! write had been about 40% of its core thread).
+//! The journal keeps itself out of the page cache as it grows ([`recycle`]).
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::error::TickError;
+
+mod recycle;
+
+use recycle::PageRecycler;
+pub use recycle::RECYCLE_WINDOW;
 
 /// The first bytes of every journal.
 pub const MAGIC: &[u8; 8] = b"STRJRNL1";
@@ -37,9 +35,6 @@ pub const RECORD_HEADER: usize = 8;
 pub const MAX_RECORD: usize = 1 << 30;
 /// Group commit writes the buffer out once it holds this many bytes.
 const GROUP_BUFFER: usize = 1 << 20;
-/// Bytes between the journal's hand-offs to the disk; a window is dropped from the
-/// page cache one window later (see the module documentation).
-pub const RECYCLE_WINDOW: u64 = 8 << 20;
 
 /// When the journal's bytes are forced to disk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -155,7 +150,7 @@ pub fn scan(path: &Path) -> Result<ScanReport, TickError> {
 /// A journal open for appending.
 pub struct Journal {
     path: PathBuf,
-    file: File,
+    file: Arc<File>,
     records: u64,
     bytes: u64,
     pending: Vec<u8>,
@@ -163,10 +158,7 @@ pub struct Journal {
     fsync: FsyncPolicy,
     unsynced: bool,
     last_sync: Instant,
-    /// Where the bytes whose write-back has not been started begin.
-    flush_from: u64,
-    /// Where the bytes still in the page cache begin.
-    drop_from: u64,
+    pages: PageRecycler,
 }
 
 impl Journal {
@@ -196,8 +188,10 @@ impl Journal {
             report
         };
         file.seek(SeekFrom::Start(report.valid_bytes)).map_err(|e| TickError::io(path, e))?;
+        let file = Arc::new(file);
         let journal = Journal {
             path: path.to_path_buf(),
+            pages: PageRecycler::new(file.clone(), report.valid_bytes),
             file,
             records: report.records,
             bytes: report.valid_bytes,
@@ -206,8 +200,6 @@ impl Journal {
             fsync,
             unsynced: false,
             last_sync: Instant::now(),
-            flush_from: report.valid_bytes,
-            drop_from: report.valid_bytes,
         };
         Ok((journal, report))
     }
@@ -252,26 +244,12 @@ impl Journal {
     /// Writes buffered records to the file (not necessarily to disk).
     pub fn write_pending(&mut self) -> Result<(), TickError> {
         if !self.pending.is_empty() {
-            self.file.write_all(&self.pending).map_err(|e| TickError::io(&self.path, e))?;
+            (&*self.file).write_all(&self.pending).map_err(|e| TickError::io(&self.path, e))?;
             self.pending.clear();
             self.unsynced = true;
-            if self.bytes >= self.flush_from + RECYCLE_WINDOW {
-                self.recycle_pages();
-            }
+            self.pages.written(self.bytes);
         }
         Ok(())
-    }
-
-    /// Starts the write-back of the bytes written since the last call and drops the
-    /// window before them from the page cache. Both are hints: a page still dirty
-    /// or under write-back is simply kept, and errors change nothing stored.
-    fn recycle_pages(&mut self) {
-        start_write_back(&self.file, self.flush_from, self.bytes - self.flush_from);
-        if let Some(len) = std::num::NonZeroU64::new(self.flush_from - self.drop_from) {
-            let _ = rustix::fs::fadvise(&self.file, self.drop_from, Some(len), rustix::fs::Advice::DontNeed);
-        }
-        self.drop_from = self.flush_from;
-        self.flush_from = self.bytes;
     }
 
     /// Writes pending records and forces them to disk.
@@ -302,22 +280,6 @@ impl Journal {
         self.fsync
     }
 }
-
-/// Asks the kernel to start writing `len` bytes of `file` from `offset` to disk,
-/// without waiting (Linux's `sync_file_range` with `SYNC_FILE_RANGE_WRITE`).
-#[cfg(target_os = "linux")]
-fn start_write_back(file: &File, offset: u64, len: u64) {
-    use std::os::fd::AsRawFd;
-    let (Ok(offset), Ok(len)) = (i64::try_from(offset), i64::try_from(len)) else { return };
-    // SAFETY: the descriptor is open for as long as `file` is borrowed; the call
-    // reads no memory of ours.
-    unsafe { libc::sync_file_range(file.as_raw_fd(), offset, len, libc::SYNC_FILE_RANGE_WRITE) };
-}
-
-/// Elsewhere the kernel's own write-back decides, and dropping pages that are still
-/// dirty does nothing.
-#[cfg(not(target_os = "linux"))]
-fn start_write_back(_file: &File, _offset: u64, _len: u64) {}
 
 impl Drop for Journal {
     fn drop(&mut self) {
@@ -372,54 +334,6 @@ mod tests {
         std::fs::write(&path, &bytes).unwrap();
         assert_eq!(scan(&path).unwrap().records, 5);
         assert_eq!(replay(&path, Some(3), |_, _| Ok(())).unwrap().records, 3);
-    }
-
-    /// Pages of the first `len` bytes of `path` in the page cache, the first page
-    /// left out (the journal's first window starts after the magic, inside it, and
-    /// the kernel drops whole pages only).
-    #[cfg(target_os = "linux")]
-    fn resident_pages(path: &Path, len: usize) -> usize {
-        use rustix::mm::{MapFlags, ProtFlags, mmap, munmap};
-        let file = File::open(path).unwrap();
-        // SAFETY: a fresh read-only shared mapping of `len` bytes the file holds;
-        // nothing reads through it, mincore only asks what is cached.
-        unsafe {
-            let at = mmap(std::ptr::null_mut(), len, ProtFlags::READ, MapFlags::SHARED, &file, 0).unwrap();
-            let mut cached = vec![0u8; len.div_ceil(4096)];
-            assert_eq!(libc::mincore(at, len, cached.as_mut_ptr()), 0);
-            munmap(at, len).unwrap();
-            cached[1..].iter().filter(|&&c| c & 1 == 1).count()
-        }
-    }
-
-    #[cfg(target_os = "linux")]
-    #[test]
-    fn written_windows_leave_the_page_cache() {
-        let dir = tempfile::tempdir().unwrap();
-        const TMPFS_MAGIC: i64 = 0x0102_1994;
-        if rustix::fs::statfs(dir.path()).unwrap().f_type as i64 == TMPFS_MAGIC {
-            eprintln!("skipped: tmpfs keeps every page in memory whatever the advice");
-            return;
-        }
-        let path = dir.path().join("j");
-        let (mut j, _) = Journal::open(&path, WriteMode::Group, FsyncPolicy::None).unwrap();
-        let window = RECYCLE_WINDOW as usize;
-        let fill = |j: &mut Journal, to: u64| {
-            while j.bytes() < to {
-                j.append_with(|b| b.resize(b.len() + 60_000, 7)).unwrap();
-            }
-            j.commit(false).unwrap();
-        };
-        fill(&mut j, RECYCLE_WINDOW);
-        // Clean pages can be dropped; dirty ones or those under write-back are kept.
-        j.sync().unwrap();
-        let pages = window / 4096;
-        assert!(resident_pages(&path, window) > pages / 2, "just written, so cached");
-        fill(&mut j, 2 * RECYCLE_WINDOW + 1);
-        assert_eq!(resident_pages(&path, window), 0, "the first window was dropped");
-        assert!(resident_pages(&path, 2 * window) > pages / 2, "the window being written back is kept");
-        drop(j);
-        assert_eq!(payloads(&path).iter().map(|p| p.len()).sum::<usize>() % 60_000, 0, "every record reads back");
     }
 
     #[test]
