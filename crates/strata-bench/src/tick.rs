@@ -8,9 +8,12 @@
 //! row) and CPU per process from the kernel's per-thread accounting. Groups follow
 //! the white paper: rows per update, row width, publish mode, subscribers; a last
 //! group measures the targets: the latency of a lone update and of 100k updates a
-//! second sent in bursts, then the feed pushed as fast as it goes.
+//! second sent in bursts, then the feed pushed as fast as it goes. Before the runs,
+//! [`machine`] measures what new memory and thread wake-ups cost here, the two
+//! floors under those targets.
 
 mod cpu;
+pub mod machine;
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -138,6 +141,7 @@ pub fn run(
         options.seconds,
         std::thread::available_parallelism().map_or(1, |n| n.get())
     ));
+    let machine = machine::measure().map_err(|e| strata_tick::TickError::Other(format!("machine probe: {e}")))?;
     let mut tables: Vec<Table> = Vec::new();
     let mut measured_runs = Vec::new();
     for (i, scenario) in options.scenarios.iter().enumerate() {
@@ -160,6 +164,15 @@ pub fn run(
     if let Some(headlines) = headline_table(&measured_runs) {
         report.push_table(headlines);
     }
+    report.push_note(
+        "What this machine charges for memory new to the process (every row an RDB keeps, every journal byte) \
+         and for waking a sleeping thread (each hop of feed -> TP reader -> TP core -> RDB when idle). On a \
+         virtual machine whose balloon hands free memory back to the host, new memory can cost several times \
+         what memory just freed does, 2 MiB pages most of all when the host has taken back the free blocks they \
+         need; the figures change with what the host holds. Three wake-ups are a floor under the latency of a \
+         lone update.",
+    );
+    report.push_table(machine.table());
     for table in tables {
         report.push_table(table);
     }
@@ -429,6 +442,7 @@ mod tests {
             assert!(shown.parse::<f64>().is_ok_and(|v| v > 0.0), "{column}: {shown:?}");
         }
         assert!(report.table(HEADLINES).is_none(), "no run measures a headline figure");
+        assert_eq!(report.table(machine::TITLE).unwrap().rows.len(), 5, "the machine's costs come with every report");
     }
 
     #[test]
