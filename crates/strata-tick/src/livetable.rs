@@ -16,7 +16,6 @@ use std::sync::Arc;
 
 use arrow_buffer::{Buffer, MutableBuffer};
 use strata_ipc::value::{EPOCH_OFFSET_DAYS, EPOCH_OFFSET_MONTHS, EPOCH_OFFSET_NANOS};
-use strata_ipc::view::texts;
 use strata_query::MemoryTable;
 use strata_query::memory::table_batch;
 use strata_store::{Column, ColumnType, SymbolDomain, Table};
@@ -57,7 +56,7 @@ impl Builder {
             Builder::Fixed(_, values) => values.extend_from_slice(bytes),
             Builder::Symbol(keys) => {
                 keys.reserve(rows * size_of::<u32>());
-                texts(bytes).for_each(|text| keys.push(symbols.key(text)));
+                symbols.keys(bytes).for_each(|key| keys.push(key));
             }
             Builder::Strings(offsets, data) => {
                 if offsets.is_empty() {
