@@ -18,13 +18,8 @@ use strata_ipc::{Atom, K, MessageKind, encode_message};
 use crate::counters::Counters;
 use crate::log;
 use crate::schema::Schema;
-use crate::server::{ConnId, Outbox, OutboxError};
+use crate::server::{ConnId, KEPT_BUFFER_BYTES, Outbox, OutboxError};
 use crate::update::{Selected, WireColumns, publish_message};
-
-/// The most memory a subscriber's pending bytes keep between batches: reusing it
-/// spares the kernel zeroing fresh pages for every batch, and a burst larger than
-/// this gives its memory back.
-const KEPT_PENDING_BYTES: usize = 16 << 20;
 
 /// What to do with a subscriber whose queue is full.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -278,7 +273,7 @@ impl Publisher {
             if let Err(e) = client.outbox.send_from(&mut client.pending) {
                 failed.push((id, e, messages));
             }
-            if client.pending.capacity() > KEPT_PENDING_BYTES {
+            if client.pending.capacity() > KEPT_BUFFER_BYTES {
                 client.pending = Vec::new();
             }
         }

@@ -30,6 +30,12 @@ use crate::log;
 pub const EVENT_QUEUE: usize = 512;
 /// Frames waiting in one outbox (besides its byte bound).
 const OUTBOX_FRAMES: usize = 1 << 20;
+/// Written frames the writer thread hands back for reuse ([`Outbox::send_from`]).
+const SPARE_FRAMES: usize = 8;
+/// The largest buffer kept for reuse: reusing memory spares the kernel zeroing new
+/// pages for every batch (on some virtual machines a host fault each too), and a
+/// burst larger than this gives its memory back.
+pub const KEPT_BUFFER_BYTES: usize = 16 << 20;
 /// How long a new connection has to complete its handshake.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -123,6 +129,8 @@ pub struct Outbox {
     remote: bool,
     socket: Arc<TcpStream>,
     sent_bytes: Arc<AtomicU64>,
+    /// Buffers the writer thread has written out, emptied, for the next batch.
+    spare: Receiver<Vec<u8>>,
     /// Held while sending, so frames from two threads never interleave and a
     /// direct write cannot overtake a frame another thread is queueing.
     sending: Arc<Mutex<()>>,
@@ -160,7 +168,9 @@ impl Outbox {
     /// that keeps up costs no thread wake-up per message, and `pending` keeps its
     /// memory for the next batch (a fresh buffer per batch costs the kernel a
     /// zeroed page per 4 KiB). Whatever the socket does not take at once is moved to
-    /// the writer thread's queue.
+    /// the writer thread's queue, and `pending` takes a buffer the writer thread has
+    /// already written out, so a subscriber that lags costs no new memory per batch
+    /// either.
     pub fn send_from(&self, pending: &mut Vec<u8>) -> Result<(), OutboxError> {
         let _sending = self.sending.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if self.queued.load(Ordering::Acquire) == 0 {
@@ -180,7 +190,9 @@ impl Outbox {
                 }
             }
         }
-        let frame = std::mem::take(pending);
+        // The batch goes to the writer thread; the next one reuses a buffer it has
+        // written out, when there is one.
+        let frame = std::mem::replace(pending, self.spare.try_recv().unwrap_or_default());
         let len = frame.len();
         let queued = self.queued.fetch_add(len, Ordering::AcqRel);
         if queued + len > self.limit {
@@ -293,6 +305,7 @@ fn serve_connection(id: ConnId, mut stream: TcpStream, config: &ServerConfig, tx
     let _ = stream.set_nodelay(true);
     let (Ok(write_half), Ok(read_half)) = (stream.try_clone(), stream.try_clone()) else { return };
     let (frames_tx, frames_rx) = bounded::<Vec<u8>>(OUTBOX_FRAMES);
+    let (spare_tx, spare_rx) = bounded::<Vec<u8>>(SPARE_FRAMES);
     let outbox = Outbox {
         id,
         tx: frames_tx,
@@ -301,12 +314,13 @@ fn serve_connection(id: ConnId, mut stream: TcpStream, config: &ServerConfig, tx
         remote: !peer.ip().is_loopback(),
         socket: Arc::new(stream),
         sent_bytes: Arc::new(AtomicU64::new(0)),
+        spare: spare_rx,
         sending: Arc::new(Mutex::new(())),
     };
     let (queued, sent) = (outbox.queued.clone(), outbox.sent_bytes.clone());
     let _ = thread::Builder::new()
         .name(format!("{}-send{id}", config.role))
-        .spawn(move || write_loop(write_half, frames_rx, queued, sent));
+        .spawn(move || write_loop(write_half, frames_rx, spare_tx, queued, sent));
     if tx.send(Event::Opened { id, peer, user, outbox: outbox.clone() }).is_err() {
         return;
     }
@@ -342,11 +356,19 @@ fn read_loop(id: ConnId, stream: TcpStream, max_message: usize, tx: &Sender<Even
     }
 }
 
-fn write_loop(stream: TcpStream, frames: Receiver<Vec<u8>>, queued: Arc<AtomicUsize>, sent: Arc<AtomicU64>) {
+/// Writes queued frames to the socket, everything queued in one flush, and hands
+/// the emptied buffers back through `spare` (when there is room and they are not
+/// over [`KEPT_BUFFER_BYTES`]).
+fn write_loop(
+    stream: TcpStream,
+    frames: Receiver<Vec<u8>>,
+    spare: Sender<Vec<u8>>,
+    queued: Arc<AtomicUsize>,
+    sent: Arc<AtomicU64>,
+) {
     let mut writer = BufWriter::with_capacity(1 << 16, stream);
     while let Ok(frame) = frames.recv() {
         let mut batch = vec![frame];
-        // Everything already queued goes out in one flush.
         while let Ok(more) = frames.try_recv() {
             batch.push(more);
             if batch.len() >= 4096 {
@@ -365,11 +387,19 @@ fn write_loop(stream: TcpStream, frames: Receiver<Vec<u8>>, queued: Arc<AtomicUs
         }
         queued.fetch_sub(bytes, Ordering::AcqRel);
         sent.fetch_add(bytes as u64, Ordering::Relaxed);
+        for mut frame in batch {
+            if frame.capacity() <= KEPT_BUFFER_BYTES {
+                frame.clear();
+                let _ = spare.try_send(frame);
+            }
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::time::Instant;
+
     use strata_ipc::{Atom, Connection};
 
     use super::*;
@@ -404,5 +434,55 @@ mod tests {
             let (_, value) = client.receive().unwrap().expect("a message");
             assert_eq!(value, K::Atom(Atom::Long(i)));
         }
+    }
+
+    #[test]
+    fn a_lagging_peer_gets_its_batches_in_reused_buffers() {
+        let server = Server::start(ServerConfig {
+            role: "test",
+            listen: "127.0.0.1:0".into(),
+            credentials: None,
+            max_message: 1 << 20,
+            outbox_limit: 64 << 20,
+        })
+        .unwrap();
+        let mut client = Connection::connect(&server.addr.to_string(), "").unwrap();
+        let Event::Opened { outbox, .. } = server.events.recv_timeout(Duration::from_secs(5)).unwrap() else {
+            panic!("the first event is the handshake")
+        };
+        // 12 MB in 60 KB messages: more than a loopback socket holds.
+        let batch = |tag: i64| -> Vec<u8> {
+            (0..200)
+                .flat_map(|i| {
+                    encode_message(
+                        MessageKind::Async,
+                        &K::List(vec![K::Atom(Atom::Long(tag + i)), K::string(&"x".repeat(60_000))]),
+                        false,
+                    )
+                })
+                .collect()
+        };
+        let mut pending = batch(0);
+        let capacity = pending.capacity();
+        outbox.send_from(&mut pending).unwrap();
+        assert!(outbox.queued_bytes() > 0, "the peer is not reading: the rest waits for the writer thread");
+        assert!(pending.is_empty() && pending.capacity() == 0, "no written-out buffer to reuse yet");
+        let read = |client: &mut Connection, from: i64| {
+            for i in from..from + 200 {
+                let (_, value) = client.receive().unwrap().expect("a message");
+                let K::List(items) = value else { panic!("a list") };
+                assert_eq!(items[0], K::Atom(Atom::Long(i)), "in order");
+            }
+        };
+        read(&mut client, 0);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while outbox.spare.is_empty() && Instant::now() < deadline {
+            thread::sleep(Duration::from_millis(5));
+        }
+        pending = batch(1000);
+        outbox.send_from(&mut pending).unwrap();
+        assert!(pending.is_empty(), "sent or queued");
+        assert!(pending.capacity() >= capacity, "the written-out buffer came back: {} bytes", pending.capacity());
+        read(&mut client, 1000);
     }
 }
