@@ -260,6 +260,11 @@ impl Publisher {
         }
     }
 
+    /// The most bytes waiting for [`Publisher::flush`] for any one client.
+    pub fn largest_pending(&self) -> usize {
+        self.dirty.iter().filter_map(|id| self.clients.get(id)).map(|c| c.pending.len()).max().unwrap_or(0)
+    }
+
     /// Hands every client's pending messages to its writer, one piece each; a client
     /// whose queue is full meets the slow-subscriber policy.
     pub fn flush(&mut self) {
