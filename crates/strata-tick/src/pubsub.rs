@@ -64,6 +64,20 @@ impl Client {
         self.pending_messages += 1;
         bytes.len()
     }
+
+    /// Queues the message `encode` writes: straight into the pending bytes when it
+    /// goes out as it is (a local peer), saving a copy of every update.
+    fn queue_encoded(&mut self, encode: impl FnOnce(&mut Vec<u8>)) -> usize {
+        if self.outbox.remote() {
+            let mut own = Vec::new();
+            encode(&mut own);
+            return self.queue(&own);
+        }
+        let start = self.pending.len();
+        encode(&mut self.pending);
+        self.pending_messages += 1;
+        self.pending.len() - start
+    }
 }
 
 struct Subscription {
@@ -221,7 +235,9 @@ impl Publisher {
     pub fn publish(&mut self, table: usize, columns: &WireColumns, stamp: Option<i64>) {
         let Publisher { schema, clients, subscriptions, dirty, message, counters, .. } = self;
         let schema = &schema.tables[table];
-        // One encoding for every subscriber that takes every row.
+        // A sole subscriber gets the message encoded into its pending bytes; several
+        // that take every row share one encoding.
+        let sole = subscriptions[table].len() == 1;
         let mut whole = false;
         for sub in &subscriptions[table] {
             let Some(client) = clients.get_mut(&sub.conn) else { continue };
@@ -232,30 +248,21 @@ impl Publisher {
                     None => continue,
                 },
             };
-            let bytes = match selected {
+            if client.pending.is_empty() {
+                dirty.push(sub.conn);
+            }
+            counters.published_bytes += match selected {
+                Selected::All(all) if sole => client.queue_encoded(|out| publish_message(out, schema, all, stamp)),
                 Selected::All(all) => {
                     if !whole {
                         message.clear();
                         publish_message(message, schema, all, stamp);
                         whole = true;
                     }
-                    message.as_slice()
+                    client.queue(message)
                 }
-                Selected::Some(some) => {
-                    let mut own = Vec::new();
-                    publish_message(&mut own, schema, &some, stamp);
-                    if client.pending.is_empty() {
-                        dirty.push(sub.conn);
-                    }
-                    counters.published_bytes += client.queue(&own) as u64;
-                    counters.published += 1;
-                    continue;
-                }
-            };
-            if client.pending.is_empty() {
-                dirty.push(sub.conn);
-            }
-            counters.published_bytes += client.queue(bytes) as u64;
+                Selected::Some(some) => client.queue_encoded(|out| publish_message(out, schema, &some, stamp)),
+            } as u64;
             counters.published += 1;
         }
     }
