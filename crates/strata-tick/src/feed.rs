@@ -162,8 +162,11 @@ pub struct TaqRows {
     table: FeedTable,
     /// The columns after `time`, as [`FeedTable::columns`] lists them.
     columns: Vec<Column>,
-    /// Each symbol's text with its terminating NUL, by key.
-    symbols: Vec<Vec<u8>>,
+    /// Every row's symbol as the wire has it (text and NUL), rows end to end, so a
+    /// run of rows is one copy.
+    symbol_bytes: Vec<u8>,
+    /// Where each row's symbol starts in `symbol_bytes`, and its end after the last.
+    symbol_starts: Vec<usize>,
     next: usize,
 }
 
@@ -187,8 +190,13 @@ impl TaqRows {
         let columns: Vec<Column> =
             table.columns().iter().map(|(name, _)| order.column(name).expect("a TAQ column").clone()).collect();
         let domain = columns[0].domain().expect("sym is a symbol column");
-        let symbols = domain.iter().map(|s| s.bytes().chain([0]).collect()).collect();
-        TaqRows { table, columns, symbols, next: 0 }
+        let mut symbol_bytes = Vec::new();
+        let mut symbol_starts = vec![0];
+        for &key in columns[0].values::<u32>() {
+            symbol_bytes.extend(domain[key as usize].bytes().chain([0]));
+            symbol_starts.push(symbol_bytes.len());
+        }
+        TaqRows { table, columns, symbol_bytes, symbol_starts, next: 0 }
     }
 
     /// Rows held.
@@ -240,11 +248,9 @@ impl TaqRows {
             head(out, column.ty());
             for run in runs.clone() {
                 match column.ty() {
-                    ColumnType::Symbol => {
-                        for &key in &column.values::<u32>()[run] {
-                            out.extend_from_slice(&self.symbols[key as usize]);
-                        }
-                    }
+                    ColumnType::Symbol => out.extend_from_slice(
+                        &self.symbol_bytes[self.symbol_starts[run.start]..self.symbol_starts[run.end]],
+                    ),
                     ty => {
                         let width = ty.width();
                         out.extend_from_slice(&column.value_bytes()[run.start * width..run.end * width]);
