@@ -4,10 +4,11 @@
 //! The RDB's column builders grow by hundreds of MB a second at full rate. A buffer
 //! that grows by allocating twice the room and copying holds the old memory and the
 //! new at once, so at every doubling the process touches as much new memory again as
-//! it already keeps, and pays for the copy. Here a buffer reserves address space at
-//! its first append ([`RESERVATION`], backed only where touched) and its values never
-//! move: each byte of memory is first touched by the append that writes it. Past the
-//! reservation the kernel moves the mapping's page tables (`mremap`), not its bytes.
+//! it already keeps, and pays for the copy. Here a buffer past [`MAPPED_FROM`] bytes
+//! reserves address space ([`RESERVATION`], backed only where touched) and its values
+//! never move again: each byte of memory is first touched by the append that writes
+//! it. Past the reservation the kernel moves the mapping's page tables (`mremap`),
+//! not its bytes. Smaller buffers live on the heap.
 //!
 //! Touching new memory is what a growing RDB pays for most. On a virtual machine
 //! whose free memory goes back to the host (balloon free page reporting, which
@@ -103,42 +104,68 @@ impl Drop for Mapping {
     }
 }
 
-/// Bytes appended at the end and never moved (see the module documentation). Empty
-/// buffers hold no mapping.
-#[derive(Default)]
+/// A buffer starts on the heap and moves into a mapping of its own once it needs
+/// more than this and than its heap buffer holds (at most twice this): a small
+/// table's columns then cost no mapping (nor, where transparent huge pages are
+/// always on, a whole 2 MiB page each), and the one copy is small.
+pub const MAPPED_FROM: usize = 1 << 20;
+
+/// Where a buffer's bytes live.
+enum Storage {
+    /// Small: Arrow's own aligned heap buffer, which knows its length.
+    Heap(MutableBuffer),
+    /// Large: a mapping of its own; the buffer's `len` says how much is written.
+    Mapped(Mapping),
+}
+
+/// Bytes appended at the end, never moved once mapped (see the module
+/// documentation).
 pub struct GrowingBuffer {
-    mapping: Option<Mapping>,
-    len: usize,
+    storage: Storage,
+    /// Bytes written into the mapping (unused while on the heap).
+    mapped_len: usize,
+}
+
+impl Default for GrowingBuffer {
+    fn default() -> GrowingBuffer {
+        GrowingBuffer { storage: Storage::Heap(MutableBuffer::new(0)), mapped_len: 0 }
+    }
 }
 
 impl GrowingBuffer {
-    /// An empty buffer; it maps memory at its first append.
+    /// An empty buffer (allocating nothing yet).
     pub fn new() -> GrowingBuffer {
         GrowingBuffer::default()
     }
 
     /// Bytes held.
     pub fn len(&self) -> usize {
-        self.len
+        match &self.storage {
+            Storage::Heap(bytes) => bytes.len(),
+            Storage::Mapped(_) => self.mapped_len,
+        }
     }
 
     /// Whether no bytes are held.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.len() == 0
     }
 
-    /// Bytes that fit without growing the mapping.
+    /// Bytes that fit without growing.
     pub fn capacity(&self) -> usize {
-        self.mapping.as_ref().map_or(0, |m| m.len)
+        match &self.storage {
+            Storage::Heap(bytes) => bytes.capacity(),
+            Storage::Mapped(mapping) => mapping.len,
+        }
     }
 
     /// The bytes held.
     #[cfg(test)]
     fn as_slice(&self) -> &[u8] {
-        match &self.mapping {
-            // SAFETY: the first `len` bytes of the live mapping were written by appends.
-            Some(m) => unsafe { std::slice::from_raw_parts(m.start.as_ptr(), self.len) },
-            None => &[],
+        match &self.storage {
+            Storage::Heap(bytes) => bytes.as_slice(),
+            // SAFETY: the first `mapped_len` bytes of the live mapping were written.
+            Storage::Mapped(m) => unsafe { std::slice::from_raw_parts(m.start.as_ptr(), self.mapped_len) },
         }
     }
 
@@ -147,58 +174,89 @@ impl GrowingBuffer {
     /// # Panics
     /// When the system refuses the memory, as a `Vec` aborts when it cannot grow.
     pub fn reserve(&mut self, additional: usize) {
-        let needed = self.len.checked_add(additional).expect("a buffer under the address space");
-        if needed > self.capacity() {
-            self.grow(needed);
+        let needed = self.len().checked_add(additional).expect("a buffer under the address space");
+        if needed <= self.capacity() {
+            return;
+        }
+        match &mut self.storage {
+            Storage::Heap(bytes) if needed <= MAPPED_FROM => bytes.reserve(additional),
+            _ => self.grow(needed),
         }
     }
 
     #[cold]
     fn grow(&mut self, needed: usize) {
         let needed = needed.next_multiple_of(HUGE_PAGE);
-        let grown = match &mut self.mapping {
+        let refused =
+            || -> ! { panic!("the RDB could not map {needed} bytes for a column: out of memory or address space") };
+        let (len, mapping) = match &mut self.storage {
+            Storage::Mapped(mapping) => {
+                if mapping.grow(needed.max(2 * mapping.len)).is_none() {
+                    refused()
+                }
+                return;
+            }
             // A system that counts address space against its commit limit (strict
             // overcommit, `ulimit -v`) may refuse the reservation; then the buffer
-            // starts small and grows by remapping.
-            None => Mapping::new(needed.max(RESERVATION))
-                .or_else(|| Mapping::new(needed.max(4 * HUGE_PAGE)))
-                .map(|m| self.mapping = Some(m)),
-            Some(mapping) => mapping.grow(needed.max(2 * mapping.len)),
+            // maps what it needs and grows by remapping.
+            Storage::Heap(bytes) => {
+                let Some(mapping) =
+                    Mapping::new(needed.max(RESERVATION)).or_else(|| Mapping::new(needed.max(4 * HUGE_PAGE)))
+                else {
+                    refused()
+                };
+                // SAFETY: the new mapping holds at least `needed` bytes, more than the
+                // heap buffer's, and the two do not overlap.
+                unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), mapping.start.as_ptr(), bytes.len()) };
+                (bytes.len(), mapping)
+            }
         };
-        if grown.is_none() {
-            panic!("the RDB could not map {needed} bytes for a column: out of memory or address space");
-        }
+        self.mapped_len = len;
+        self.storage = Storage::Mapped(mapping);
     }
 
     /// Appends `bytes`.
     pub fn extend_from_slice(&mut self, bytes: &[u8]) {
         self.reserve(bytes.len());
-        let mapping = self.mapping.as_ref().expect("reserved");
-        // SAFETY: `reserve` made room for `bytes.len()` bytes past `len` inside the
-        // mapping, which cannot overlap `bytes` (it is owned by this buffer).
-        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), mapping.start.as_ptr().add(self.len), bytes.len()) };
-        self.len += bytes.len();
+        match &mut self.storage {
+            Storage::Heap(heap) => heap.extend_from_slice(bytes),
+            Storage::Mapped(mapping) => {
+                // SAFETY: `reserve` made room for `bytes.len()` bytes past `mapped_len`
+                // inside the mapping, which cannot overlap `bytes` (it is this
+                // buffer's own).
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        bytes.as_ptr(),
+                        mapping.start.as_ptr().add(self.mapped_len),
+                        bytes.len(),
+                    )
+                };
+                self.mapped_len += bytes.len();
+            }
+        }
     }
 
     /// Appends one value in little-endian (native) form.
     pub fn push<T: ArrowNativeType>(&mut self, value: T) {
         self.reserve(size_of::<T>());
-        let mapping = self.mapping.as_ref().expect("reserved");
-        // SAFETY: `reserve` made room for one `T` past `len`; the write is unaligned
-        // because a buffer may mix widths (it never does in the RDB, but nothing here
-        // relies on that).
-        unsafe { mapping.start.as_ptr().add(self.len).cast::<T>().write_unaligned(value) };
-        self.len += size_of::<T>();
+        match &mut self.storage {
+            Storage::Heap(heap) => heap.push(value),
+            Storage::Mapped(mapping) => {
+                // SAFETY: `reserve` made room for one `T` past `mapped_len`; the write
+                // is unaligned because nothing here keeps a buffer to one width.
+                unsafe { mapping.start.as_ptr().add(self.mapped_len).cast::<T>().write_unaligned(value) };
+                self.mapped_len += size_of::<T>();
+            }
+        }
     }
 
     /// The bytes held as an Arrow buffer over the same memory, which it keeps alive;
-    /// the unused address space is given back.
-    pub fn into_buffer(mut self) -> Buffer {
-        let len = self.len;
-        match self.mapping.take() {
-            // Arrow's own empty buffer: its dangling pointer suits every value type.
-            None => MutableBuffer::new(0).into(),
-            Some(mut mapping) => {
+    /// a mapping's unused address space is given back.
+    pub fn into_buffer(self) -> Buffer {
+        match self.storage {
+            Storage::Heap(bytes) => bytes.into(),
+            Storage::Mapped(mut mapping) => {
+                let len = self.mapped_len;
                 mapping.shrink(len);
                 let start = mapping.start;
                 // SAFETY: the first `len` bytes of the mapping are initialised and
@@ -215,28 +273,36 @@ mod tests {
     use super::*;
 
     #[test]
-    fn appends_keep_their_place_and_values_across_growth() {
+    fn appends_keep_their_values_and_their_place_once_mapped() {
         let mut buffer = GrowingBuffer::new();
         assert_eq!((buffer.len(), buffer.capacity(), buffer.as_slice()), (0, 0, &[][..]));
         buffer.push(7u32);
-        let first = buffer.as_slice().as_ptr();
-        assert!(buffer.capacity() >= RESERVATION || buffer.capacity() >= 4 * HUGE_PAGE);
         let chunk: Vec<u8> = (0..=255).collect();
+        while buffer.len() + chunk.len() <= MAPPED_FROM {
+            buffer.extend_from_slice(&chunk);
+        }
+        assert!(matches!(buffer.storage, Storage::Heap(_)), "a small buffer stays on the heap");
+        while matches!(buffer.storage, Storage::Heap(_)) {
+            buffer.extend_from_slice(&chunk);
+        }
+        assert!(buffer.len() <= 2 * MAPPED_FROM + chunk.len(), "mapped once past its heap buffer's room");
+        let first = buffer.as_slice().as_ptr();
         for _ in 0..10_000 {
             buffer.extend_from_slice(&chunk);
         }
         assert_eq!(buffer.as_slice().as_ptr(), first, "values never move inside the reservation");
         assert_eq!(&buffer.as_slice()[..4], 7u32.to_le_bytes());
         assert!(buffer.as_slice()[4..].chunks(256).all(|c| c == chunk.as_slice()));
+        let len = buffer.len();
         let arrow = buffer.into_buffer();
-        assert_eq!(arrow.len(), 4 + 10_000 * 256);
+        assert_eq!(arrow.len(), len);
         assert_eq!(arrow.as_ptr(), first, "handed to Arrow without a copy");
         assert_eq!(arrow.typed_data::<u32>()[0], 7);
     }
 
     #[test]
     fn a_full_mapping_moves_its_pages_and_keeps_its_values() {
-        let mut buffer = GrowingBuffer { mapping: Mapping::new(HUGE_PAGE), len: 0 };
+        let mut buffer = GrowingBuffer { storage: Storage::Mapped(Mapping::new(HUGE_PAGE).unwrap()), mapped_len: 0 };
         for i in 0..(HUGE_PAGE / 8) as u64 {
             buffer.push(i);
         }
@@ -253,9 +319,10 @@ mod tests {
     #[test]
     fn an_arrow_buffer_outlives_the_builder() {
         let mut buffer = GrowingBuffer::new();
-        buffer.extend_from_slice(&[1, 2, 3]);
-        let slice = buffer.into_buffer().slice(1);
-        assert_eq!(slice.as_slice(), [2, 3], "the mapping lives as long as a slice of it");
+        buffer.extend_from_slice(&vec![1; MAPPED_FROM + 3]);
+        assert!(matches!(buffer.storage, Storage::Mapped(_)));
+        let slice = buffer.into_buffer().slice(MAPPED_FROM);
+        assert_eq!(slice.as_slice(), [1, 1, 1], "the mapping lives as long as a slice of it");
         let empty = GrowingBuffer::new().into_buffer();
         assert_eq!(empty.typed_data::<i64>(), [0i64; 0], "an empty buffer suits every value type");
     }
