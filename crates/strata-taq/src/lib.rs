@@ -84,6 +84,43 @@ pub struct TaqDay {
     pub trade: Table,
 }
 
+impl TaqDay {
+    /// A day from a database's `quote` and `trade` tables (a day `strata gen taq`
+    /// or the NYSE loaders wrote, or one a user stored with the same columns),
+    /// sorted by Symbol then Time as a day promises. Fails, naming the table and
+    /// column, when a column of [`QUOTE_SCHEMA`] or [`TRADE_SCHEMA`] is missing or
+    /// of another type: seed 000's queries read them by name.
+    pub fn from_tables(quote: Table, trade: Table) -> Result<TaqDay, NotTaqError> {
+        let checked = |name: &str, table: Table, schema: &[(&str, ColumnType)]| {
+            let problem = |problem: String| NotTaqError { table: name.to_string(), problem };
+            for &(column, expected) in schema {
+                match table.column(column) {
+                    Err(_) => return Err(problem(format!("has no column {column} ({expected})"))),
+                    Ok(c) if c.ty() != expected => {
+                        return Err(problem(format!("column {column} is {}, expected {expected}", c.ty())));
+                    }
+                    Ok(_) => {}
+                }
+            }
+            table.xasc(&["Symbol", "Time"]).map_err(|e| problem(e.to_string()))
+        };
+        Ok(TaqDay {
+            quote: checked(QUOTE_TABLE, quote, &QUOTE_SCHEMA)?,
+            trade: checked(TRADE_TABLE, trade, &TRADE_SCHEMA)?,
+        })
+    }
+}
+
+/// Why two tables are not a TAQ day ([`TaqDay::from_tables`]).
+#[derive(Debug, thiserror::Error)]
+#[error("table {table} {problem}: a TAQ day needs seed 000's quote and trade columns")]
+pub struct NotTaqError {
+    /// `quote` or `trade`.
+    pub table: String,
+    /// What is wrong with it.
+    pub problem: String,
+}
+
 /// Generates one trading day. Deterministic: the same `config` gives the same tables.
 ///
 /// # Panics

@@ -87,3 +87,36 @@ fn write_day_writes_four_parted_tables() {
     assert_eq!(back.column("TradeId").unwrap().string(0), day.trade.column("TradeId").unwrap().string(0));
     assert_eq!(back.column("Symbol").unwrap().symbol(10), day.trade.column("Symbol").unwrap().symbol(10));
 }
+
+#[test]
+fn a_day_read_back_from_a_database_is_the_day_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(dir.path()).unwrap();
+    let config = small();
+    let day = generate(&config);
+    write_day(&db, config.date, &day, &TableWrite::default()).unwrap();
+    let read = |name: &str| db.read_table(&TableLocation::Partition(config.date, name.to_string())).unwrap();
+    // Out of order on the way in (the first symbol's quotes last): the day sorts it
+    // again; the sort is stable, so quotes at the same time keep their order.
+    let quote = read("quote");
+    let symbols = quote.column("Symbol").unwrap();
+    let first = symbols.symbol(0);
+    let (mut moved, mut kept): (Vec<usize>, Vec<usize>) = (0..quote.len()).partition(|&i| symbols.symbol(i) == first);
+    kept.append(&mut moved);
+    let back = TaqDay::from_tables(quote.take(&kept), read("trade")).unwrap();
+    assert_eq!(back, day);
+}
+
+#[test]
+fn tables_without_the_taq_columns_are_refused_by_name() {
+    let day = generate(&small());
+    let names: Vec<&str> = day.trade.names().iter().map(String::as_str).filter(|n| *n != "TradePrice").collect();
+    let without = Table::new(names.iter().map(|n| (n.to_string(), day.trade.column(n).unwrap().clone())).collect());
+    let error = TaqDay::from_tables(day.quote.clone(), without.unwrap()).unwrap_err().to_string();
+    assert!(error.contains("table trade has no column TradePrice (real)"), "{error}");
+
+    let sizes = Column::from_values(ColumnType::Float, vec![1.0f64; day.quote.len()]).unwrap();
+    let retyped = day.quote.with_column("Bid_Size", sizes).unwrap();
+    let error = TaqDay::from_tables(retyped, day.trade).unwrap_err().to_string();
+    assert!(error.contains("table quote column Bid_Size is float, expected int"), "{error}");
+}

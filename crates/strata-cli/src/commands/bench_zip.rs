@@ -8,7 +8,7 @@ use strata_bench::zip::{self, ColdCache, SeedQueryDay, ZipOptions, ZipTable};
 use strata_bench::zipgrid::{self, DataShape, GridOptions, GridSource};
 use strata_codec::CompressionSpec;
 use strata_store::{ColumnType, Database, Date, TableLocation};
-use strata_taq::{TaqConfig, generate};
+use strata_taq::{QUOTE_TABLE, TRADE_TABLE, TaqConfig, TaqDay, generate};
 
 use super::CliResult;
 use super::bench::publish;
@@ -66,10 +66,11 @@ pub struct ZipArgs {
     /// Directory for the CSV files, the HTML page and the recommended table specs.
     #[arg(long, default_value = "strata-reports")]
     out: PathBuf,
-    /// Also time seed 000's fourteen SQL queries on a database of the whole
-    /// built-in day written with each spec (needs trades; every spec writes the day
-    /// again, so this takes several times longer).
-    #[arg(long, conflicts_with = "db")]
+    /// Also time seed 000's fourteen SQL queries on a database of the whole day
+    /// written with each spec: the built-in day (needs trades), or with --db the
+    /// quote and trade tables of the table's date partition (seed 000's columns).
+    /// Every spec writes the day again, so this takes several times longer.
+    #[arg(long)]
     seed_queries: bool,
 }
 
@@ -77,7 +78,13 @@ pub struct ZipArgs {
 pub fn run_zip(args: ZipArgs) -> CliResult {
     let mut options = ZipOptions::new();
     let tables = match (&args.db, &args.table) {
-        (Some(db), Some(table)) => vec![load_table(db, table, args.partition)?],
+        (Some(db), Some(table)) => {
+            let (loaded, location) = load_table(db, table, args.partition)?;
+            if args.seed_queries {
+                options.seed_queries = Some(stored_day(db, &location)?);
+            }
+            vec![loaded]
+        }
         _ => {
             let trades = args.trades.unwrap_or(args.rows / 10);
             if args.seed_queries && trades == 0 {
@@ -127,13 +134,13 @@ pub fn run_zip(args: ZipArgs) -> CliResult {
     Ok(())
 }
 
-/// A database table as a benchmark table; a sorted symbol column gets the parted
-/// attribute, as the table's writer would have given it.
+/// A database table as a benchmark table, and where it was found; a sorted symbol
+/// column gets the parted attribute, as the table's writer would have given it.
 fn load_table(
     db: &std::path::Path,
     table: &str,
     partition: Option<Date>,
-) -> Result<ZipTable, Box<dyn std::error::Error>> {
+) -> Result<(ZipTable, TableLocation), Box<dyn std::error::Error>> {
     let db = Database::open(db)?;
     let location = match partition {
         Some(date) => TableLocation::Partition(date, table.to_string()),
@@ -155,7 +162,33 @@ fn load_table(
         .into_iter()
         .find(|s| s.ty == ColumnType::Symbol && s.attribute == strata_store::Attribute::Parted)
         .map(|s| s.name);
-    Ok(ZipTable { name: table.to_string(), table: data, parted })
+    Ok((ZipTable { name: table.to_string(), table: data, parted }, location))
+}
+
+/// The TAQ day stored in the date partition of `location`, for the seed queries.
+fn stored_day(db: &std::path::Path, location: &TableLocation) -> Result<SeedQueryDay, Box<dyn std::error::Error>> {
+    let TableLocation::Partition(date, _) = location else {
+        return Err(format!(
+            "--seed-queries: {} in {} is splayed, not in a date partition; the queries read a day",
+            location.table(),
+            db.display()
+        )
+        .into());
+    };
+    let database = Database::open(db)?;
+    let read = |name: &str| {
+        let at = TableLocation::Partition(*date, name.to_string());
+        if !database.table_dir(&at).is_dir() {
+            return Err(format!(
+                "--seed-queries: {} has no {name} table in partition {date}; the queries read quote and trade",
+                db.display()
+            ));
+        }
+        database.read_table(&at).map_err(|e| e.to_string())
+    };
+    let day = TaqDay::from_tables(read(QUOTE_TABLE)?, read(TRADE_TABLE)?)
+        .map_err(|e| format!("--seed-queries: {}, partition {date}: {e}", db.display()))?;
+    Ok(SeedQueryDay { day, date: *date })
 }
 
 /// Arguments of `strata bench zipgrid`.
@@ -216,7 +249,7 @@ pub fn run_zipgrid(args: ZipgridArgs) -> CliResult {
         None => {
             let source = match (&args.db, &args.table, &args.column) {
                 (Some(db), Some(table), Some(column)) => {
-                    let loaded = load_table(db, table, args.partition)?;
+                    let (loaded, _) = load_table(db, table, args.partition)?;
                     GridSource::column(column, loaded.table.column(column)?)
                 }
                 _ => GridSource::shape(args.shape.parse::<DataShape>()?, args.n, args.seed),

@@ -157,6 +157,28 @@ fn bench_zip_times_the_seed_queries_per_spec_when_asked() {
 }
 
 #[test]
+fn bench_zip_times_the_seed_queries_on_a_stored_day() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("hdb");
+    let (db_arg, scratch) = (db.to_str().unwrap(), dir.path().to_str().unwrap());
+    ok(&["gen", "taq", "--db", db_arg, "--quotes", "6000", "--trades", "600", "--syms", "24", "--date", "2022.03.31"]);
+    let out = dir.path().join("reports");
+    let args = ["bench", "zip", "--db", db_arg, "--table", "trade", "--specs", "lz4hc:5", "--cold", "fadvise"];
+    ok(&[&args[..], &["--seed-queries", "--out", out.to_str().unwrap(), "--dir", scratch]].concat());
+    let (header, rows) = csv(&out.join("zip-query-time-ratios.csv"));
+    let at = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let seed: Vec<_> = rows.iter().filter(|r| r[at("table")] == "taq").collect();
+    assert_eq!(seed.len(), 15 * 2, "fourteen queries and their geomean, uncompressed and lz4hc:5");
+    assert!(seed.iter().any(|r| r[at("query")] == "q05 aj trades of someSyms" && r[at("spec")] == "lz4hc:5"));
+
+    // A partition without trades cannot answer them.
+    std::fs::remove_dir_all(db.join("2022.03.31/trade")).unwrap();
+    let quote_args = ["bench", "zip", "--db", db_arg, "--table", "quote", "--specs", "lz4hc:5", "--seed-queries"];
+    let refused = fails(&[&quote_args[..], &["--out", out.to_str().unwrap(), "--dir", scratch]].concat());
+    assert!(refused.contains("has no trade table in partition 2022.03.31"), "{refused}");
+}
+
+#[test]
 fn bench_zipgrid_runs_a_small_grid_filters_and_reloads_its_csv() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("reports");
