@@ -6,8 +6,9 @@
 //! `quoteNorm` columns), replayed in time order and from the start again when they
 //! run out. Each update is encoded straight from those columns (symbols from their
 //! wire form, laid out once for the whole pool) into one reused buffer (no q values
-//! are built) and the timer tick's updates go out in large writes. The tickerplant adds the time column, unless the feed stamps each update
-//! with its own clock so subscribers can time the whole feed-to-them path.
+//! are built) and the timer tick's updates go out in large writes. The tickerplant
+//! adds the time column, unless the feed stamps each update with its own clock so
+//! subscribers can time the whole feed-to-them path.
 
 use std::time::{Duration, Instant};
 

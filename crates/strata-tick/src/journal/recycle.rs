@@ -3,9 +3,9 @@
 //! The day's journal is written once and read only when something restarts, so
 //! every [`RECYCLE_WINDOW`] bytes the write-back of the window just written is
 //! started, and the window before it, once on disk, is dropped from the page cache.
-//! The pages dropped are reused for the next writes. On a virtual machine whose free memory goes back to the host (balloon
-//! free page reporting), a page the guest has never touched costs a fault in the
-//! host when first written: with 100-row updates flat out, `bench tick` measured
+//! The pages dropped are reused for the next writes. On a virtual machine whose
+//! free memory goes back to the host (balloon free page reporting), a page the guest
+//! has never touched costs a fault in the host when first written: with 100-row updates flat out, `bench tick` measured
 //! the tickerplant at 74-79% of a core with every journal page new and 50-53% with
 //! pages reused (the journal's write had been about 40% of its core thread).
 //!
