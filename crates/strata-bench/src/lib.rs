@@ -5,6 +5,7 @@
 //! Sample data is generated here, deterministically from a seed, so runs on two
 //! machines measure the same bytes.
 
+pub mod chaos;
 pub mod codecs;
 pub mod column_stats;
 pub mod data;

@@ -12,7 +12,7 @@ pub(crate) fn bar(progress: bool, steps: u64) -> ProgressBar {
         return ProgressBar::hidden();
     }
     let bar = ProgressBar::new(steps);
-    if let Ok(style) = ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}") {
+    if let Ok(style) = ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} ETA {eta} {msg}") {
         bar.set_style(style.progress_chars("=> "));
     }
     bar.enable_steady_tick(Duration::from_millis(200));

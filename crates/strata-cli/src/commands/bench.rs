@@ -30,6 +30,10 @@ pub enum BenchCommand {
     Tick(super::bench_tick::TickArgs),
     /// Seed 000's query set on Strata, DuckDB and Polars (same data, same run).
     Query(super::bench_query::QueryArgs),
+    /// Kill -9 under a sync feed: a tickerplant, an RDB and an HDB killed at random
+    /// (also during end of day) and restarted; every acknowledged row must be stored
+    /// exactly once.
+    Chaos(super::bench_chaos::ChaosArgs),
 }
 
 /// Where a report goes besides the terminal.
@@ -115,6 +119,7 @@ pub fn run(command: BenchCommand) -> CliResult {
         BenchCommand::Zipgrid(args) => super::bench_zip::run_zipgrid(args),
         BenchCommand::Io(args) => super::bench_io::run(args),
         BenchCommand::Tick(args) => super::bench_tick::run(args),
+        BenchCommand::Chaos(args) => super::bench_chaos::run(args),
     }
 }
 

@@ -1,6 +1,7 @@
 //! The subcommands, one module each.
 
 mod bench;
+mod bench_chaos;
 mod bench_io;
 mod bench_query;
 mod bench_tick;

@@ -2,6 +2,7 @@
 //! binary so the CLI's dependencies are linked once.
 
 mod bench_io;
+mod chaos;
 mod common;
 mod sql;
 mod storage;
