@@ -421,7 +421,18 @@ pub fn report(options: &ChaosOptions, outcome: &ChaosOutcome) -> Report {
         options.dir.display()
     ));
     let a = &outcome.audit;
-    let verdict = if a.clean() { "PASS: nothing acknowledged lost, nothing duplicated" } else { "FAIL" };
+    let verdict = if a.clean() {
+        "PASS: nothing acknowledged lost, nothing duplicated".to_string()
+    } else {
+        format!(
+            "FAIL: {} acknowledged rows lost, {} duplicated, {} refused rows stored, {} never sent, {} unreadable partitions",
+            a.lost,
+            a.duplicated,
+            a.refused_stored,
+            a.phantom,
+            a.unreadable.len()
+        )
+    };
     report.push_note(verdict);
     for refusal in &outcome.refusals {
         report.push_note(format!("a refusal: {refusal}"));
@@ -483,8 +494,8 @@ fn per_process(outcome: &ChaosOutcome) -> Table {
             Column::number("during end of day", 0),
             Column::number("exits of its own", 0),
             Column::number("recovered", 0),
-            Column::number("recovery p50 s", 2).lower_is_better(),
-            Column::number("recovery max s", 2).lower_is_better(),
+            Column::number("recovery p50 s", 2),
+            Column::number("recovery max s", 2),
         ],
     );
     for role in Role::ALL {
@@ -511,10 +522,10 @@ fn events(outcome: &ChaosOutcome) -> Table {
     let mut table = Table::new(
         "chaos: events",
         vec![
-            Column::number("at s", 1),
+            Column::number("seconds into the run", 1),
             Column::text("process"),
             Column::text("event"),
-            Column::number("recovered s", 2),
+            Column::number("seconds until it answered again", 2),
         ],
     );
     for e in &outcome.events {
