@@ -200,10 +200,10 @@ impl Stop {
     /// raised already).
     pub fn watch(&self, socket: &TcpStream) {
         let mut watched = self.0.0.lock().unwrap_or_else(|p| p.into_inner());
-        match socket.try_clone() {
-            Ok(clone) if watched.stopped => drop(clone.shutdown(Shutdown::Both)),
-            Ok(clone) => watched.socket = Some(clone),
-            Err(_) => watched.socket = None,
+        if watched.stopped {
+            let _ = socket.shutdown(Shutdown::Both);
+        } else {
+            watched.socket = socket.try_clone().ok();
         }
     }
 
