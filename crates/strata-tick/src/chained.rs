@@ -19,9 +19,10 @@
 //! resuming it reads the journal from there, skips per table the rows subscribers
 //! had, and publishes the rest up to upstream's new `.u.i`, forwarding `.u.end` first
 //! for a day upstream ended meanwhile. When the journal does not line up with what
-//! they had (bytes upstream truncated) or cannot be read, it cannot tell what they
-//! missed, so it closes their connections: they resubscribe and recover from the
-//! journal, as an RDB does.
+//! they had (rows or bytes upstream truncated or quarantined, checked with a
+//! checksum per column) or cannot be read, it cannot tell what they missed, so it
+//! closes their connections: they resubscribe and recover from the journal, as an
+//! RDB does.
 
 use std::collections::VecDeque;
 use std::io::Write;

@@ -257,3 +257,45 @@ fn a_day_the_tickerplant_ended_while_the_rdb_was_away_is_finished_from_its_journ
     eventually("the RDB on the new day", || counter(&mut connect(rdb.addr.unwrap()), "resumed") == 1);
     assert_eq!(rdb.state.read().unwrap().row_counts(), [("trade".to_string(), 0), ("quote".to_string(), 0)]);
 }
+
+/// Cuts the journal in `dir` back to its first `keep` records, as a tickerplant
+/// does with bytes it cannot trust (a quarantine, or a tail lost with the machine).
+fn cut_journal(dir: &Path, keep: usize) {
+    let path = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).find(|p| p.is_file()).unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    let mut end = strata_tick::journal::MAGIC.len();
+    for _ in 0..keep {
+        let len = u32::from_le_bytes(bytes[end..end + 4].try_into().unwrap()) as usize;
+        end += strata_tick::journal::RECORD_HEADER + len;
+    }
+    std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(end as u64).unwrap();
+}
+
+#[test]
+fn updates_the_journal_lost_leave_the_rdb_and_make_the_chained_tickerplant_resubscribe_its_subscribers() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let tp_process = TpProcess::start(port, dir.path(), 0, 0);
+    let rdb = rdb::start(rdb_config(tp(port), &dir.path().join("hdb"))).unwrap();
+    let ctp = start_ctp(tp(port), 1 << 24);
+    let subscriber = Subscriber::start(ctp.addr);
+    let acked = Arc::new(Mutex::new(Vec::new()));
+    feed_all(port, 0, 200, acked.clone());
+    eventually("the subscriber to have every update", || subscriber.ids()[1].len() == 100);
+    drop(tp_process);
+    // The tickerplant comes back having lost the last 50 records, which both had,
+    // and takes 50 new ones of the same sizes before they reconnect.
+    cut_journal(dir.path(), 150);
+    let _tp_process = TpProcess::start(port, dir.path(), 0, 0);
+    feed_all(port, 1_000_000, 1_000_050, acked.clone());
+
+    let truth = rdb::start(RdbConfig { listen: None, ..rdb_config(tp(port), &dir.path().join("hdb2")) }).unwrap();
+    let expected = held(&truth);
+    assert_eq!(expected[0].len() + expected[1].len(), 200);
+    eventually("the RDB to resume", || rdb.state.read().unwrap().resumed == 1);
+    assert_eq!(held(&rdb), expected, "the RDB holds what the journal holds, no more");
+    eventually("the chained subscriber's connection to close", || !subscriber.open.load(Ordering::Acquire));
+    let again = Subscriber::start(ctp.addr);
+    feed_all(port, 1_000_050, 1_000_052, acked.clone());
+    eventually("a new subscriber to get live updates", || again.ids() == [vec![1_000_050], vec![1_000_051]]);
+}
