@@ -299,3 +299,38 @@ fn updates_the_journal_lost_leave_the_rdb_and_make_the_chained_tickerplant_resub
     feed_all(port, 1_000_050, 1_000_052, acked.clone());
     eventually("a new subscriber to get live updates", || again.ids() == [vec![1_000_050], vec![1_000_051]]);
 }
+
+#[test]
+fn a_tickerplant_back_with_other_tables_is_refused_until_it_has_the_rdbs() {
+    let (dir, other_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let port = free_port();
+    let on_port = |mut config: tickerplant::TickerplantConfig| {
+        config.listen = tp(port);
+        tickerplant::start(config).unwrap()
+    };
+    let first = on_port(config(Some(dir.path())));
+    let rdb = rdb::start(rdb_config(tp(port), &dir.path().join("hdb"))).unwrap();
+    feed_all(port, 0, 4, Arc::default());
+    eventually("the RDB to hold the updates", || held(&rdb) == [vec![0, 2], vec![1, 3]]);
+    first.stop().unwrap();
+
+    // Back with a trade table of other columns: the RDB refuses it and keeps serving.
+    let schema = strata_tick::schema::Schema::parse("sym", "trade time:timespan sym:symbol price:float\n").unwrap();
+    let other = on_port(tickerplant::TickerplantConfig::new(schema, Some(other_dir.path().into())));
+    let mut watch = connect(tp(port));
+    let mut polls = 0;
+    eventually("the RDB to try the other tickerplant", || {
+        polls += 1;
+        counter(&mut watch, "messages") > polls
+    });
+    let mut query = connect(rdb.addr.unwrap());
+    assert_eq!(long(&mut query, "count trade"), 2);
+    assert_eq!(counter(&mut query, "resumed"), 0);
+    drop(watch);
+    other.stop().unwrap();
+
+    let _back = on_port(config(Some(dir.path())));
+    eventually("the RDB to resume", || counter(&mut query, "resumed") == 1);
+    feed_all(port, 4, 6, Arc::default());
+    eventually("the update after", || held(&rdb) == [vec![0, 2, 4], vec![1, 3, 5]]);
+}
