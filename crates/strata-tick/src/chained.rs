@@ -167,7 +167,7 @@ pub fn start(config: ChainedConfig) -> Result<ChainedHandle, TickError> {
                     },
                     recv(rx) -> message => match message {
                         Ok(Upstream::Message(body)) => chained.upstream_message(&body),
-                        Ok(Upstream::Answer(position)) => chained.position(position),
+                        Ok(Upstream::Answer(position)) => chained.serve_parked(position),
                         Ok(Upstream::Gone(why)) => chained.gone(&why),
                         Ok(Upstream::Back(subscription, asker)) => chained.back(subscription, asker),
                         // The upstream thread ends only when stopped.
@@ -410,7 +410,7 @@ impl Chained {
         );
         if !self.parked.is_empty() {
             let error = format!("upstream {} went away before answering; ask again once it is back", self.upstream);
-            self.position(Err(error));
+            self.serve_parked(Err(error));
         }
         self.asked = false;
     }
@@ -566,18 +566,18 @@ impl Chained {
         }
         let Some(asker) = &mut self.asker else {
             let error = format!("upstream {} is away; ask again once it is back", self.upstream);
-            return self.position(Err(error));
+            return self.serve_parked(Err(error));
         };
         let ask = encode_message(MessageKind::Sync, &K::string("`.u `i`j`L"), false);
         match asker.write_all(&ask) {
             Ok(()) => self.asked = true,
-            Err(e) => self.position(Err(format!("cannot ask upstream for its journal position: {e}"))),
+            Err(e) => self.serve_parked(Err(format!("cannot ask upstream for its journal position: {e}"))),
         }
     }
 
     /// Upstream's answer to `.u.i .u.j .u.L`: every parked request is served now,
     /// after everything upstream published before answering.
-    fn position(&mut self, answer: Result<K, String>) {
+    fn serve_parked(&mut self, answer: Result<K, String>) {
         self.asked = false;
         // Rows the timer holds were counted upstream: they go to the present
         // subscribers, not to one subscribing now.

@@ -304,9 +304,15 @@ fn updates_the_journal_lost_leave_the_rdb_and_make_the_chained_tickerplant_resub
 fn a_tickerplant_back_with_other_tables_is_refused_until_it_has_the_rdbs() {
     let (dir, other_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let port = free_port();
+    // A stopped tickerplant's listener closes a moment after `stop` returns.
     let on_port = |mut config: tickerplant::TickerplantConfig| {
         config.listen = tp(port);
-        tickerplant::start(config).unwrap()
+        let mut started = None;
+        eventually("the port to be free", || {
+            started = tickerplant::start(config.clone()).ok();
+            started.is_some()
+        });
+        started.unwrap()
     };
     let first = on_port(config(Some(dir.path())));
     let rdb = rdb::start(rdb_config(tp(port), &dir.path().join("hdb"))).unwrap();
