@@ -464,7 +464,10 @@ impl Chained {
                 published += self.replay_missed(&journal, None)?;
                 self.flush();
                 let told = self.publisher.end_of_day(day.0 - EPOCH_OFFSET_DAYS);
-                log::line("ctp", &format!("forwarded end of day {day}, which upstream sent while away, to {told}"));
+                log::line(
+                    "ctp",
+                    &format!("forwarded end of day {day}, which upstream sent while away, to {told} subscribers"),
+                );
             } else if self.position.records > 0 || self.position.since.iter().any(|n| *n > 0) {
                 return Err(format!("{} cannot be read", journal.display()));
             }

@@ -112,9 +112,10 @@ fn held(rdb: &RdbHandle) -> [Vec<i32>; 2] {
 }
 
 /// A subscriber of every table of the process at `addr`: per table (trade, quote)
-/// the ids received, and whether its connection is still open.
+/// the ids received, the ends of day, and whether its connection is still open.
 struct Subscriber {
     ids: Arc<Mutex<[Vec<i32>; 2]>>,
+    ends: Arc<Mutex<Vec<K>>>,
     open: Arc<AtomicBool>,
 }
 
@@ -123,17 +124,22 @@ impl Subscriber {
         let mut conn = connect(addr);
         conn.sync(&K::string(".u.sub[`;`]")).unwrap();
         let (ids, open) = (Arc::new(Mutex::new([Vec::new(), Vec::new()])), Arc::new(AtomicBool::new(true)));
-        let (received, still) = (ids.clone(), open.clone());
+        let ends = Arc::new(Mutex::new(Vec::new()));
+        let (received, ended, still) = (ids.clone(), ends.clone(), open.clone());
         std::thread::spawn(move || {
             while let Ok(Some((_, message))) = conn.receive() {
                 let K::List(items) = &message else { continue };
+                if items[0].as_text() == Some(".u.end") {
+                    ended.lock().unwrap().push(items[1].clone());
+                    continue;
+                }
                 let (Some(table), Some(K::Table(rows))) = (items[1].as_text(), items.get(2)) else { continue };
                 let at = ["trade", "quote"].iter().position(|t| *t == table).unwrap();
                 received.lock().unwrap()[at].extend(row_ids(rows));
             }
             still.store(false, Ordering::Release);
         });
-        Subscriber { ids, open }
+        Subscriber { ids, ends, open }
     }
 
     fn ids(&self) -> [Vec<i32>; 2] {
@@ -226,14 +232,17 @@ fn the_rdb_and_a_chained_tickerplant_ride_out_a_restart_with_the_publish_timer()
 }
 
 #[test]
-fn a_day_the_tickerplant_ended_while_the_rdb_was_away_is_finished_from_its_journal() {
+fn a_day_the_tickerplant_ended_while_away_is_finished_from_its_journal() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("hdb");
     let port = free_port();
     // A publish timer of a minute: acknowledged updates stay unpublished, so the RDB
-    // has none of them when the tickerplant is killed.
+    // and the chained tickerplant have none of them when the tickerplant is killed.
     let tp_process = TpProcess::start(port, dir.path(), 60_000, 0);
     let rdb = rdb::start(rdb_config(tp(port), &db)).unwrap();
+    let ctp = start_ctp(tp(port), 1 << 24);
+    let subscriber = Subscriber::start(ctp.addr);
+    let expected = [vec![0, 2, 4, 6, 8], vec![1, 3, 5, 7, 9]];
     let acked = Arc::new(Mutex::new(Vec::new()));
     feed_all(port, 0, 10, acked.clone());
     assert_eq!(acked.lock().unwrap().len(), 10);
@@ -241,6 +250,7 @@ fn a_day_the_tickerplant_ended_while_the_rdb_was_away_is_finished_from_its_journ
     let K::Atom(Atom::Date(day)) = tp_conn.sync(&K::string(".u.d")).unwrap() else { panic!() };
     let day = strata_store::Date(day + strata_ipc::value::EPOCH_OFFSET_DAYS);
     assert_eq!(rdb.state.read().unwrap().row_counts(), [("trade".to_string(), 0), ("quote".to_string(), 0)]);
+    assert_eq!(subscriber.ids(), [Vec::<i32>::new(), Vec::new()]);
     drop(tp_process);
 
     // Back a day later (its clock a day ahead): a new journal.
@@ -255,6 +265,9 @@ fn a_day_the_tickerplant_ended_while_the_rdb_was_away_is_finished_from_its_journ
     assert_eq!(sizes, [0, 2, 4, 6, 8], "the day's updates, from its journal");
     assert_eq!(store.read_table(&TableLocation::Partition(day, "quote".into())).unwrap().len(), 5);
     eventually("the RDB on the new day", || counter(&mut connect(rdb.addr.unwrap()), "resumed") == 1);
+    eventually("the chained subscriber to have the day", || subscriber.ids() == expected);
+    let end = K::Atom(Atom::Date(day.0 - strata_ipc::value::EPOCH_OFFSET_DAYS));
+    eventually("the chained subscriber to have its end", || *subscriber.ends.lock().unwrap() == [end.clone()]);
     assert_eq!(rdb.state.read().unwrap().row_counts(), [("trade".to_string(), 0), ("quote".to_string(), 0)]);
 }
 
