@@ -395,7 +395,7 @@ fn measure(s: &Scenario, dir: &Path, seconds: f64) -> Result<Measured, strata_ti
         m.feed_to_rdb.merge(&st.feed_to_rdb);
     }
     tp.stop()?;
-    m.rdb_failures = rdbs.into_iter().filter_map(|r| r.join().err()).map(|e| e.to_string()).collect();
+    m.rdb_failures = rdbs.into_iter().filter_map(|r| r.stop().err()).map(|e| e.to_string()).collect();
     Ok(m)
 }
 

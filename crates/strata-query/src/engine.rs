@@ -171,6 +171,13 @@ impl Engine {
         Ok(())
     }
 
+    /// Makes table `name` unknown to SQL (nothing happens if there is none): an RDB's
+    /// table that end of day has since written.
+    pub fn deregister_table(&self, name: &str) -> Result<()> {
+        self.ctx.deregister_table(TableReference::bare(name))?;
+        Ok(())
+    }
+
     /// Names of the tables SQL can see.
     pub fn table_names(&self) -> Vec<String> {
         let mut names: Vec<String> = self

@@ -33,6 +33,7 @@ pub mod schema;
 pub mod server;
 pub mod service;
 pub mod sql;
+pub mod subscription;
 pub mod symbols;
 pub mod tickerplant;
 pub mod update;

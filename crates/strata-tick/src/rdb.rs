@@ -5,6 +5,14 @@
 //!
 //! Published updates are read many per socket read and copied straight into column
 //! builders ([`crate::livetable`]), under one lock per read.
+//!
+//! When the tickerplant goes away the RDB keeps answering queries on what it holds
+//! and reconnects with backoff ([`crate::subscription`]); on resuming it holds
+//! exactly what an RDB started then would: today's tables are rebuilt from the
+//! journal up to `.u.i` (the old ones answering queries meanwhile) and swapped in, and
+//! a day the tickerplant ended meanwhile is first finished from its journal and
+//! written. A table whose end-of-day write failed stays queryable as
+//! [`unwritten_name`] until a later end of day writes it.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -32,6 +40,7 @@ use crate::query::Queries;
 use crate::schema::{Schema, TableSchema};
 use crate::server::{Server, ServerConfig};
 use crate::service;
+use crate::subscription::{Backoff, Stop, Subscription, journal_of, subscribe};
 use crate::symbols::SymbolTable;
 use crate::update::one_pass::{Stamp, read_update};
 use crate::update::{WireColumns, update_message};
@@ -65,8 +74,14 @@ pub struct RdbState {
     scratch: Vec<WireColumns>,
     symbols: SymbolTable,
     counters: Counters,
-    /// Journal records replayed at start.
+    /// Journal records replayed at start, or at the latest resume.
     pub replayed: u64,
+    /// Times the RDB resumed after its tickerplant went away.
+    pub resumed: u64,
+    /// Tables end of day could not write, queryable by [`unwritten_name`].
+    unwritten: Vec<(String, strata_store::Table)>,
+    /// Bumped whenever `unwritten` changes, so SQL registers the change.
+    unwritten_version: u64,
     /// Publish-to-receipt latency, when the tickerplant stamps its messages.
     pub rdbrecv: Latency,
     /// Insert time per update.
@@ -87,6 +102,9 @@ impl RdbState {
             symbols: SymbolTable::default(),
             counters: Counters::default(),
             replayed: 0,
+            resumed: 0,
+            unwritten: Vec::new(),
+            unwritten_version: 0,
             rdbrecv: Latency::default(),
             rdbupd: Latency::default(),
             feed_to_rdb: Latency::default(),
@@ -137,10 +155,41 @@ impl RdbState {
         self.tables.iter().map(|t| (t.schema().name.clone(), t.len())).collect()
     }
 
-    /// Table `name`'s rows as a q table.
+    /// Names of the tables end of day could not write ([`unwritten_name`]).
+    pub fn unwritten_names(&self) -> Vec<String> {
+        self.unwritten.iter().map(|(name, _)| name.clone()).collect()
+    }
+
+    /// Table `name`'s rows as a q table (today's, or one end of day could not write).
     pub fn table(&mut self, name: &str) -> Result<Table, String> {
+        if let Some((_, kept)) = self.unwritten.iter().find(|(n, _)| n == name) {
+            return Ok(table_from_store(kept));
+        }
         let at = self.position(name)?;
         Ok(table_from_store(&self.tables[at].to_table(&mut self.symbols)))
+    }
+
+    /// Rows of table `name` (today's, or one end of day could not write).
+    fn count(&self, name: &str) -> Result<usize, String> {
+        if let Some((_, kept)) = self.unwritten.iter().find(|(n, _)| n == name) {
+            return Ok(kept.len());
+        }
+        Ok(self.tables[self.position(name)?].len())
+    }
+
+    /// Keeps the tables end of day could not write queryable (and out of today's).
+    fn show_unwritten(&mut self, unwritten: &[Unwritten]) {
+        self.unwritten = unwritten.iter().map(|t| (unwritten_name(&t.name, t.date), t.table.clone())).collect();
+        self.unwritten_version += 1;
+    }
+
+    /// Takes the tables of `fresh` (rebuilt from the journal) in place of these;
+    /// the figures carry on.
+    fn adopt(&mut self, fresh: RdbState) {
+        self.tables = fresh.tables;
+        self.scratch = fresh.scratch;
+        self.symbols = fresh.symbols;
+        self.replayed = fresh.replayed;
     }
 
     /// Seals every table for SQL; the providers the engine must (re)register.
@@ -157,8 +206,11 @@ impl RdbState {
 
     fn counters(&self) -> K {
         let held: u64 = self.tables.iter().map(|t| t.len() as u64).sum();
+        let unwritten: u64 = self.unwritten.iter().map(|(_, t)| t.len() as u64).sum();
         let gauges = [
             ("replayed", self.replayed),
+            ("resumed", self.resumed),
+            ("unwrittenRows", unwritten),
             ("rowsHeld", held),
             ("symbols", self.symbols.len() as u64),
             ("partitionsWritten", self.written.len() as u64),
@@ -168,11 +220,20 @@ impl RdbState {
     }
 }
 
+/// The name a table of `date` that end of day could not write is queried by, while
+/// the RDB keeps it: `unwritten_trade_20261125` (today's table keeps its own name).
+pub fn unwritten_name(table: &str, date: Date) -> String {
+    let (y, m, d) = date.ymd();
+    format!("unwritten_{table}_{y:04}{m:02}{d:02}")
+}
+
 /// The RDB's answers: q's built-in forms under the state's lock, SQL through an
 /// engine over the tables' providers (sealed first, so SQL sees every row received).
 struct RdbQueries {
     state: Arc<RwLock<RdbState>>,
     engine: Engine,
+    /// The unwritten tables registered with the engine, as of which version.
+    unwritten: (u64, Vec<String>),
 }
 
 impl RdbQueries {
@@ -183,7 +244,9 @@ impl RdbQueries {
 
 impl Queries for RdbQueries {
     fn table_names(&mut self) -> Result<Vec<String>, String> {
-        let mut names: Vec<String> = self.write()?.row_counts().into_iter().map(|(n, _)| n).collect();
+        let state = self.write()?;
+        let mut names: Vec<String> = state.row_counts().into_iter().map(|(n, _)| n).collect();
+        names.extend(state.unwritten_names());
         names.sort();
         Ok(names)
     }
@@ -193,9 +256,7 @@ impl Queries for RdbQueries {
     }
 
     fn count(&mut self, name: &str) -> Result<usize, String> {
-        let state = self.write()?;
-        let at = state.position(name)?;
-        Ok(state.tables[at].len())
+        self.write()?.count(name)
     }
 
     fn counters(&mut self) -> Result<K, String> {
@@ -203,43 +264,79 @@ impl Queries for RdbQueries {
     }
 
     fn sql(&mut self, statement: &str) -> Result<K, String> {
-        let fresh = self.write()?.seal();
+        let state = self.state.clone();
+        let mut state = state.write().map_err(|_| "the RDB's tables are unavailable".to_string())?;
+        let fresh = state.seal();
+        let version = state.unwritten_version;
+        let kept = (version != self.unwritten.0).then(|| state.unwritten.clone());
+        drop(state);
         for (name, provider) in fresh {
             self.engine.register_memory_table(&name, provider).map_err(|e| e.to_string())?;
+        }
+        if let Some(kept) = kept {
+            for name in self.unwritten.1.drain(..) {
+                self.engine.deregister_table(&name).map_err(|e| e.to_string())?;
+            }
+            for (name, table) in kept {
+                let provider = MemoryTable::from_table(&table).map_err(|e| e.to_string())?;
+                self.engine.register_memory_table(&name, Arc::new(provider)).map_err(|e| e.to_string())?;
+                self.unwritten.1.push(name);
+            }
+            self.unwritten.0 = version;
         }
         crate::sql::run(&self.engine, statement)
     }
 }
 
-/// A running RDB.
+/// A running RDB. Dropping the handle stops it following its tickerplant.
 pub struct RdbHandle {
     /// Where it answers queries, if it does.
     pub addr: Option<SocketAddr>,
     /// Its tables.
     pub state: Arc<RwLock<RdbState>>,
-    subscriber: JoinHandle<Result<(), TickError>>,
+    stop: Stop,
+    subscriber: Option<JoinHandle<Result<(), TickError>>>,
 }
 
 impl RdbHandle {
-    /// Whether the tickerplant connection has ended (see [`RdbHandle::join`] for why).
+    /// Whether the RDB no longer follows its tickerplant: stopped, or failed (see
+    /// [`RdbHandle::join`]).
     pub fn is_finished(&self) -> bool {
-        self.subscriber.is_finished()
+        self.subscriber.as_ref().is_none_or(JoinHandle::is_finished)
     }
 
-    /// Waits until the tickerplant connection ends (the query port stays open
-    /// while the process lives).
-    pub fn join(self) -> Result<(), TickError> {
-        self.subscriber.join().unwrap_or_else(|_| Err(TickError::Other("the RDB thread panicked".into())))
+    /// Waits while the RDB follows its tickerplant, which is until it is stopped or
+    /// its tables' lock is poisoned: it reconnects whenever the tickerplant goes
+    /// away. The query port stays open while the process lives.
+    pub fn join(mut self) -> Result<(), TickError> {
+        let Some(subscriber) = self.subscriber.take() else { return Ok(()) };
+        subscriber.join().unwrap_or_else(|_| Err(TickError::Other("the RDB thread panicked".into())))
+    }
+
+    /// Stops following the tickerplant (closing the connection, or ending a wait to
+    /// reconnect) and waits for that.
+    pub fn stop(self) -> Result<(), TickError> {
+        self.stop.stop();
+        self.join()
+    }
+}
+
+impl Drop for RdbHandle {
+    fn drop(&mut self) {
+        if self.subscriber.is_some() {
+            self.stop.stop();
+        }
     }
 }
 
 /// Starts an RDB: subscribes to every table and fetches the journal position in one
 /// request (so nothing is missed or seen twice), replays that many journal records,
-/// then applies published updates on its own thread.
+/// then applies published updates on its own thread, reconnecting whenever the
+/// tickerplant goes away.
 pub fn start(config: RdbConfig) -> Result<RdbHandle, TickError> {
-    let mut tp = Connection::connect_timeout(&config.tp, &config.user_password, Duration::from_secs(5))?;
-    let answer = tp.sync(&K::string("(.u.sub[`;`];`.u `i`L)"))?;
-    let (schema, count, path) = parse_subscription(answer)?;
+    let (tp, subscription) = subscribe(&config.tp, &config.user_password)?;
+    let held = Held::of(&subscription);
+    let Subscription { schema, records: count, journal: path } = subscription;
     // A spec that cannot apply is refused now, not at end of day with the day in hand.
     let days = DayEnds {
         specs: table_specs(config.table_spec.as_deref(), &schema.tables)?,
@@ -249,7 +346,7 @@ pub fn start(config: RdbConfig) -> Result<RdbHandle, TickError> {
     log::line("rdb", &format!("subscribed to {}: tables {}", config.tp, table_list(&schema)));
     let mut state = RdbState::new(schema);
     if let Some(path) = path {
-        replay(&mut state, &path, count)?;
+        replay(&mut state, &path, Some(count))?;
     }
     let state = Arc::new(RwLock::new(state));
     let addr = match &config.listen {
@@ -264,7 +361,7 @@ pub fn start(config: RdbConfig) -> Result<RdbHandle, TickError> {
             let addr = server.addr;
             let engine = Engine::new(&crate::sql::engine_options(config.query_memory))
                 .map_err(|e| TickError::Other(format!("rdb: cannot start the SQL engine: {e}")))?;
-            let queries = RdbQueries { state: state.clone(), engine };
+            let queries = RdbQueries { state: state.clone(), engine, unwritten: (0, Vec::new()) };
             service::serve("rdb", server, Box::new(queries)).map_err(|e| TickError::Other(e.to_string()))?;
             log::line("rdb", &format!("answering queries (SQL included) on {addr}"));
             Some(addr)
@@ -272,58 +369,25 @@ pub fn start(config: RdbConfig) -> Result<RdbHandle, TickError> {
         None => None,
     };
     let shared = state.clone();
+    let stop = Stop::default();
+    let stopping = stop.clone();
     let subscriber = std::thread::Builder::new()
         .name("rdb-subscriber".into())
-        .spawn(move || subscribe_loop(tp, &shared, &config, days))
+        .spawn(move || subscribe_loop(tp, &shared, &config, days, held, &stopping))
         .map_err(|e| TickError::Other(e.to_string()))?;
-    Ok(RdbHandle { addr, state, subscriber })
+    Ok(RdbHandle { addr, state, stop, subscriber: Some(subscriber) })
 }
 
 fn table_list(schema: &Schema) -> String {
     schema.tables.iter().map(|t| t.name.as_str()).collect::<Vec<_>>().join(" ")
 }
 
-/// `((table; empty)...; (i; L))` into the schema, the record count and the journal.
-fn parse_subscription(answer: K) -> Result<(Schema, u64, Option<PathBuf>), TickError> {
-    let bad = |what: &str| TickError::Other(format!("unexpected answer to .u.sub/.u.i/.u.L: {what}"));
-    let K::List(mut parts) = answer else { return Err(bad("not a list")) };
-    if parts.len() != 2 {
-        return Err(bad("expected two items"));
-    }
-    let position = parts.pop().expect("2");
-    let subs = parts.pop().expect("2");
-    let K::List(subs) = subs else { return Err(bad("subscriptions are not a list")) };
-    let mut tables = Vec::new();
-    for sub in subs {
-        match sub {
-            K::List(pair) if pair.len() == 2 => {
-                let mut pair = pair.into_iter();
-                let (name, empty) = (pair.next().expect("2"), pair.next().expect("2"));
-                let (Some(name), K::Table(empty)) = (name.as_text().map(str::to_string), empty) else {
-                    return Err(bad("a subscription is not (table; empty table)"));
-                };
-                tables.push((name, empty));
-            }
-            _ => return Err(bad("a subscription is not (table; empty table)")),
-        }
-    }
-    let schema = Schema::from_tables("sym", &tables).map_err(|e| bad(&e))?;
-    let K::List(position) = position else { return Err(bad("(i; L) is not a list")) };
-    let count = match position.first() {
-        Some(K::Atom(Atom::Long(i))) => (*i).max(0) as u64,
-        Some(K::Atom(Atom::Int(i))) => (*i).max(0) as u64,
-        _ => return Err(bad(".u.i is not a number")),
-    };
-    let path = position.get(1).and_then(K::as_text).map(|l| l.trim_start_matches(':')).filter(|l| !l.is_empty());
-    Ok((schema, count, path.map(PathBuf::from)))
-}
-
-/// Replays the first `count` records of the journal at `path`.
-fn replay(state: &mut RdbState, path: &Path, count: u64) -> Result<(), TickError> {
+/// Replays the first `count` records of the journal at `path` (all for `None`).
+fn replay(state: &mut RdbState, path: &Path, count: Option<u64>) -> Result<(), TickError> {
     let started = Instant::now();
     let mut rows = 0usize;
     let now = Clock::default().now_nanos();
-    let report = journal::replay(path, Some(count), |index, payload| {
+    let report = journal::replay(path, count, |index, payload| {
         if let Some((read, ..)) = state.upd_one_pass(payload, now) {
             rows += read;
             return Ok(());
@@ -335,7 +399,9 @@ fn replay(state: &mut RdbState, path: &Path, count: u64) -> Result<(), TickError
         Ok(())
     })?;
     state.replayed = report.records;
-    let short = if report.records < count {
+    let short = if let Some(count) = count
+        && report.records < count
+    {
         format!(" (the tickerplant counted {count}: the journal holds fewer valid records)")
     } else {
         String::new()
@@ -357,15 +423,36 @@ enum Control {
     EndOfDay(Date),
 }
 
-/// Applies what the tickerplant publishes until it goes away; `days` holds the
-/// table specs checked at start, for end of day.
+/// Follows the tickerplant until stopped: applies what it publishes and, whenever it
+/// goes away, keeps answering queries on the tables held while it reconnects
+/// ([`reconnect`]). `days` holds the table specs checked at start, for end of day.
 fn subscribe_loop(
-    tp: Connection,
+    mut tp: Connection,
     state: &RwLock<RdbState>,
     config: &RdbConfig,
     mut days: DayEnds,
+    mut held: Held,
+    stop: &Stop,
 ) -> Result<(), TickError> {
-    let result = follow(tp, state, config, &mut days);
+    let result = loop {
+        stop.watch(tp.socket());
+        let why = match follow(tp, state, config, &mut days, &mut held) {
+            Ok(why) => why,
+            Err(e) => break Err(e),
+        };
+        if stop.is_stopped() {
+            break Ok(());
+        }
+        let rows: usize = state.read().map_or(0, |s| s.row_counts().iter().map(|(_, n)| n).sum());
+        log::line(
+            "rdb",
+            &format!("tickerplant {} {why}; answering queries on the {rows} rows held, reconnecting", config.tp),
+        );
+        match reconnect(state, config, &mut days, &mut held, stop) {
+            Some(next) => tp = next,
+            None => break Ok(()),
+        }
+    };
     if !days.unwritten.is_empty() {
         let lost: Vec<String> = days.unwritten.iter().map(Unwritten::describe).collect();
         log::line("rdb", &format!("stopping with tables never written: {}", lost.join(", ")));
@@ -373,24 +460,136 @@ fn subscribe_loop(
     result
 }
 
+/// What the RDB's tables hold: the day and the journal they come from (`None`
+/// when the tickerplant keeps no journal).
+struct Held {
+    day: Option<Date>,
+    journal: Option<PathBuf>,
+}
+
+impl Held {
+    fn of(subscription: &Subscription) -> Held {
+        Held { day: subscription.day(), journal: subscription.journal.clone() }
+    }
+
+    /// After end of day `date` the tables hold the next day, whose journal the
+    /// tickerplant opens beside the last.
+    fn ended(&mut self, date: Date) {
+        let next = Date(date.0 + 1);
+        self.journal = self.journal.as_deref().and_then(|j| journal_of(j, next));
+        self.day = Some(next);
+    }
+}
+
+/// Tries to resume from the tickerplant, waiting a [`Backoff`] before each attempt,
+/// until it succeeds (the connection to follow) or the RDB is stopped (`None`).
+fn reconnect(
+    state: &RwLock<RdbState>,
+    config: &RdbConfig,
+    days: &mut DayEnds,
+    held: &mut Held,
+    stop: &Stop,
+) -> Option<Connection> {
+    let mut backoff = Backoff::default();
+    while backoff.wait(stop) {
+        match resume(state, config, days, held) {
+            Ok(tp) => return Some(tp),
+            Err(e) if backoff.worth_logging() => log::line(
+                "rdb",
+                &format!("cannot resume from {} (attempt {}): {e}; trying again", config.tp, backoff.attempts()),
+            ),
+            Err(_) => {}
+        }
+    }
+    None
+}
+
+/// Subscribes again and brings the tables to the tickerplant's position, so they
+/// hold what an RDB started now would: days the tickerplant ended while the RDB was
+/// away are finished first ([`finish_days`]); a changed schema is refused; then
+/// today's tables are rebuilt from the journal up to `.u.i` while the old ones keep
+/// answering queries, and swapped in under the lock. Updates published after the
+/// answer follow on the returned connection. Without a journal there is nothing to
+/// rebuild from: the tables keep what they hold.
+fn resume(
+    state: &RwLock<RdbState>,
+    config: &RdbConfig,
+    days: &mut DayEnds,
+    held: &mut Held,
+) -> Result<Connection, TickError> {
+    let poisoned = || TickError::Other("RDB state poisoned".into());
+    let (tp, subscription) = subscribe(&config.tp, &config.user_password)?;
+    if let (Some(day), Some(now)) = (held.day, subscription.day()) {
+        if now < day {
+            return Err(TickError::Other(format!("its journal is of {now}, before the RDB's day {day}")));
+        }
+        finish_days(state, config, days, held, now)?;
+    }
+    let schema = Schema { name: "sym".into(), tables: days.schemas.clone() };
+    if let Some(change) = subscription.schema_change(&schema) {
+        return Err(TickError::Schema(format!("{change}; not resuming (restart the RDB to take the new tables)")));
+    }
+    let how = match &subscription.journal {
+        Some(path) => {
+            let mut fresh = RdbState::new(schema);
+            replay(&mut fresh, path, Some(subscription.records))?;
+            state.write().map_err(|_| poisoned())?.adopt(fresh);
+            format!("tables rebuilt from {} records of {}", subscription.records, path.display())
+        }
+        None => "it keeps no journal: updates published while the RDB was away are not recovered".into(),
+    };
+    state.write().map_err(|_| poisoned())?.resumed += 1;
+    *held = Held::of(&subscription);
+    log::line("rdb", &format!("resumed from {}: {how}", config.tp));
+    Ok(tp)
+}
+
+/// Ends the days from the held one up to `now` (not included), which the
+/// tickerplant ended while the RDB was away: each is rebuilt from its whole journal
+/// when that can be read (the held tables may lack its last updates), or ended with
+/// the rows held; a day with neither (the tickerplant was down) has nothing to write.
+fn finish_days(
+    state: &RwLock<RdbState>,
+    config: &RdbConfig,
+    days: &mut DayEnds,
+    held: &mut Held,
+    now: Date,
+) -> Result<(), TickError> {
+    let schema = Schema { name: "sym".into(), tables: days.schemas.clone() };
+    while let Some(day) = held.day.filter(|d| *d < now) {
+        let journal = held.journal.as_deref().filter(|j| j.is_file());
+        if let Some(path) = journal {
+            let mut fresh = RdbState::new(schema.clone());
+            match replay(&mut fresh, path, None) {
+                Ok(()) => state.write().map_err(|_| TickError::Other("RDB state poisoned".into()))?.adopt(fresh),
+                Err(e) => log::line("rdb", &format!("end of day {day}: {e}; ending the day with the rows held")),
+            }
+        }
+        let rows = state.read().is_ok_and(|s| s.row_counts().iter().any(|(_, n)| *n > 0));
+        if journal.is_some() || rows {
+            log::line("rdb", &format!("the tickerplant ended {day} while the RDB was away: ending it"));
+            end_of_day(state, config, days, day)?;
+        }
+        held.ended(day);
+    }
+    Ok(())
+}
+
+/// Applies what the tickerplant publishes until the connection ends, and says why
+/// it ended; an error is the RDB's own failure (its state's lock poisoned).
 fn follow(
     mut tp: Connection,
     state: &RwLock<RdbState>,
     config: &RdbConfig,
     days: &mut DayEnds,
-) -> Result<(), TickError> {
+    held: &mut Held,
+) -> Result<String, TickError> {
     let poisoned = || TickError::Other("RDB state poisoned".into());
     loop {
         match tp.reader().fill() {
             Ok(true) => {}
-            Ok(false) => {
-                log::line("rdb", &format!("tickerplant {} closed the connection", config.tp));
-                return Ok(());
-            }
-            Err(e) => {
-                log::line("rdb", &format!("tickerplant {}: {e}", config.tp));
-                return Err(e.into());
-            }
+            Ok(false) => return Ok("closed the connection".into()),
+            Err(e) => return Ok(format!("failed: {e}")),
         }
         // Everything one read brought is applied under one lock; receipt time is
         // when the read returned.
@@ -400,7 +599,12 @@ fn follow(
         let mut control = Vec::new();
         {
             let mut guard = state.write().map_err(|_| poisoned())?;
-            while let Some((header, raw)) = tp.reader().next_buffered()? {
+            loop {
+                let (header, raw) = match tp.reader().next_buffered() {
+                    Ok(Some(frame)) => frame,
+                    Ok(None) => break,
+                    Err(e) => return Ok(format!("sent what cannot be read: {e}")),
+                };
                 let started = (guard.counters.messages % TIMED_EVERY == 0).then(Instant::now);
                 guard.counters.messages += 1;
                 guard.counters.bytes += header.len as u64;
@@ -453,7 +657,10 @@ fn follow(
         }
         for step in control {
             match step {
-                Control::EndOfDay(date) => end_of_day(state, config, days, date)?,
+                Control::EndOfDay(date) => {
+                    end_of_day(state, config, days, date)?;
+                    held.ended(date);
+                }
             }
         }
     }
@@ -551,6 +758,7 @@ fn end_of_day(state: &RwLock<RdbState>, config: &RdbConfig, days: &mut DayEnds, 
         let mut guard = state.write().map_err(|_| TickError::Other("RDB state poisoned".into()))?;
         let done = dates.into_iter().filter(|d| !days.unwritten.iter().any(|t| t.date == *d));
         guard.written.extend(done);
+        guard.show_unwritten(&days.unwritten);
     }
     if !days.unwritten.is_empty() {
         let kept: Vec<String> = days.unwritten.iter().map(Unwritten::describe).collect();

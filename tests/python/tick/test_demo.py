@@ -20,4 +20,4 @@ def test_demo_captures_writes_and_serves_the_day(run_strata, tmp_path):
     assert len(partitions) == 1
     for table in ("trade", "quote"):
         assert (partitions[0] / table / "sym.parted").is_file()
-    assert "the RDB followed" in out
+    assert "stopped the tickerplant and the RDB" in out

@@ -241,8 +241,8 @@ fn run_tick(args: &DemoArgs) -> CliResult {
 
     drop((tp_conn, rdb_conn, hdb_conn));
     tp.stop()?;
-    rdb.join()?;
-    println!("stopped the tickerplant; the RDB followed. Journal and HDB left in {}", args.dir.display());
+    rdb.stop()?;
+    println!("stopped the tickerplant and the RDB. Journal and HDB left in {}", args.dir.display());
     Ok(())
 }
 

@@ -127,7 +127,7 @@ fn query_memory(mb: usize) -> Option<usize> {
     (mb > 0).then_some(mb << 20)
 }
 
-/// Runs `strata rdb` until the tickerplant goes away.
+/// Runs `strata rdb` until it is killed (it rides out tickerplant restarts).
 pub fn run_rdb(args: RdbArgs) -> CliResult {
     let handle = rdb::start(RdbConfig {
         tp: args.tp,
@@ -196,7 +196,7 @@ pub struct CtpArgs {
     serve: ServeArgs,
 }
 
-/// Runs `strata ctp` until upstream goes away.
+/// Runs `strata ctp` until it is killed (it rides out upstream restarts).
 pub fn run_ctp(args: CtpArgs) -> CliResult {
     let handle = chained::start(ChainedConfig {
         upstream: args.tp,

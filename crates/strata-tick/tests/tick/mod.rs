@@ -4,4 +4,6 @@ mod crash;
 mod feed;
 mod pubsub;
 mod rdb_hdb;
+mod restart;
 mod sql;
+mod unwritten;
