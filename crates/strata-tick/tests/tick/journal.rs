@@ -176,6 +176,9 @@ fn published_sizes(sub: &mut Connection, last: i32) -> Vec<i32> {
     sizes
 }
 
+/// Sync updates refused before the test makes room again.
+const REFUSALS: usize = 20;
+
 /// A journal on a full disk: updates are refused whole (sync callers told, async
 /// ones counted), subscribers see exactly what the journal holds, and once there is
 /// room again retried updates go in once.
@@ -199,7 +202,7 @@ fn full_disk(mode: WriteMode) {
 
     let (mut acked, mut refused) = (Vec::new(), Vec::new());
     let mut size = 0;
-    while refused.len() < 20 {
+    while refused.len() < REFUSALS {
         match feed.sync(&upd("trade", trade_row("IBM", 1.0, size))) {
             Ok(_) => acked.push(size),
             Err(e) => {
@@ -224,17 +227,21 @@ fn full_disk(mode: WriteMode) {
     for &size in &refused {
         feed.sync(&upd("trade", trade_row("IBM", 1.0, size))).unwrap();
     }
-    let expected: Vec<i32> = (0..size).collect();
-    assert_eq!(long(&mut feed, ".u.i"), size as i64);
-    assert_eq!(journal::scan(&path).unwrap().records, size as u64);
-    let mut seen = published_sizes(&mut sub, *refused.last().unwrap());
-    seen.sort_unstable();
-    assert_eq!(seen, expected, "the subscriber saw every acknowledged update once, nothing refused");
+    const MARKER: i32 = -1;
+    feed.sync(&upd("trade", trade_row("IBM", 1.0, MARKER))).unwrap();
+    let expected: Vec<i32> = acked.iter().chain(&refused).copied().chain([MARKER]).collect();
+    assert_eq!(long(&mut feed, ".u.i"), expected.len() as i64);
+    assert_eq!(long(&mut feed, ".u.j"), expected.len() as i64);
+    assert_eq!(journal::scan(&path).unwrap().records, expected.len() as u64);
+    assert_eq!(
+        published_sizes(&mut sub, MARKER),
+        expected,
+        "the subscriber saw every acknowledged update once, in order, and nothing refused"
+    );
     let hdb = tempfile::tempdir().unwrap();
-    let (replayed, mut sizes) = rdb_sizes(tp.addr, hdb.path());
-    assert_eq!(replayed, size as u64);
-    sizes.sort_unstable();
-    assert_eq!(sizes, expected, "the journal holds every acknowledged update once, nothing refused");
+    let (replayed, sizes) = rdb_sizes(tp.addr, hdb.path());
+    assert_eq!(replayed, expected.len() as u64);
+    assert_eq!(sizes, expected, "the journal holds every acknowledged update once, in order, and nothing refused");
     tp.stop().unwrap();
 }
 
