@@ -109,7 +109,7 @@ impl Walker {
     fn resync(&mut self, from: u64) -> Result<Option<u64>, TickError> {
         let mut at = from;
         // The smallest record is a header and one byte.
-        while at + RECORD_HEADER as u64 + 1 <= self.reader.len {
+        while at + (RECORD_HEADER as u64) < self.reader.len {
             if self.chain_at(at)? {
                 return Ok(Some(at));
             }
