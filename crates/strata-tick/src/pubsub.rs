@@ -294,6 +294,23 @@ impl Publisher {
         }
     }
 
+    /// Drops every message queued since the last [`Publisher::flush`] instead of
+    /// sending it: the updates they carry were refused (their journal write
+    /// failed), so no subscriber may see them. The caller queues nothing else
+    /// between flushes that it would not drop with them. Returns how many messages
+    /// went.
+    pub fn discard_pending(&mut self) -> u64 {
+        let mut discarded = 0;
+        for id in self.dirty.drain(..) {
+            let Some(client) = self.clients.get_mut(&id) else { continue };
+            discarded += std::mem::take(&mut client.pending_messages);
+            self.counters.published_bytes = self.counters.published_bytes.saturating_sub(client.pending.len() as u64);
+            client.pending.clear();
+        }
+        self.counters.published = self.counters.published.saturating_sub(discarded);
+        discarded
+    }
+
     fn slow(&mut self, id: ConnId, error: OutboxError, messages: u64) {
         match (error, self.policy) {
             (OutboxError::Closed, _) => {}

@@ -8,10 +8,18 @@
 //! subscriber's pending messages; after each batch the journal is written, then the
 //! subscribers' messages are handed to their writers, then the journal is synced as
 //! the fsync policy says and only then are sync callers answered, so an acknowledged
-//! update is in the journal and a published one is in the journal file. A request
+//! update is in the journal and a published one is in the journal file. A batch
+//! whose journal write fails is refused whole: its messages are dropped unsent, sync
+//! callers get the error, async refusals are counted (`journalRefused`) and logged
+//! at most once a second, and `.u.i`/`.u.j` stay what the journal holds. A request
 //! other than `upd` from a sync caller closes the batch first, so its answer (say
 //! `.u.i` with `.u.sub`) sits in that caller's stream exactly after the updates it
 //! counts.
+//!
+//! The day resumes where the journals say: at start the tickerplant takes the later
+//! of today and the newest `<schema>YYYY.MM.DD` journal in its directory, so a
+//! forced `.u.end[]` survives a crash. Rolled journals are never deleted here: they
+//! stay until an operator removes them once their day is written.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -30,7 +38,7 @@ use strata_store::Date;
 use crate::clock::{self, Clock};
 use crate::counters::{Latency, TIMED_EVERY, counters_dict};
 use crate::error::TickError;
-use crate::journal::{FsyncPolicy, Journal, WriteMode, journal_path};
+use crate::journal::{Cut, FsyncPolicy, Journal, Recovery, WriteMode, journal_dates, journal_path};
 use crate::log;
 use crate::pubsub::{Publisher, SlowPolicy};
 use crate::request::Request;
@@ -41,7 +49,8 @@ use crate::update::{WireColumns, journal_record, update_message};
 
 /// Messages handled before the journal is committed and sync callers answered.
 const MAX_BATCH: usize = 16_384;
-/// ... or bytes waiting for one subscriber, whichever comes first: a batch then fits
+/// ... or bytes waiting for one subscriber (or for the journal's group commit, a
+/// write refused whole if it fails), whichever comes first: a batch then fits
 /// a buffer the subscriber's outbox keeps for reuse ([`KEPT_BUFFER_BYTES`]). Flat out
 /// with 100-row updates, batches of 16 384 messages held about 45 MB for the RDB,
 /// in new memory every time.
@@ -62,6 +71,8 @@ pub struct TickerplantConfig {
     pub write_mode: WriteMode,
     /// When to fsync.
     pub fsync: FsyncPolicy,
+    /// What opening a journal damaged inside (not just torn at the end) does.
+    pub journal_recovery: Recovery,
     /// The zone end of day follows.
     pub clock: Clock,
     /// Users allowed to connect.
@@ -87,6 +98,7 @@ impl TickerplantConfig {
             batch: None,
             write_mode: WriteMode::Group,
             fsync: FsyncPolicy::None,
+            journal_recovery: Recovery::Refuse,
             clock: Clock::default(),
             credentials: None,
             subscriber_limit: 64 << 20,
@@ -118,8 +130,9 @@ impl TickerplantHandle {
     }
 }
 
-/// Starts a tickerplant: opens today's journal (truncating a torn tail), listens,
-/// and runs the core loop on its own thread.
+/// Starts a tickerplant: opens the current day's journal (a torn tail set aside,
+/// damage refused or set aside as `journal_recovery` says), listens, and runs the
+/// core loop on its own thread.
 pub fn start(config: TickerplantConfig) -> Result<TickerplantHandle, TickError> {
     let server = Server::start(ServerConfig {
         role: "tp",
@@ -155,7 +168,9 @@ struct Tickerplant {
     published_records: u64,
     /// Per table (schema order), the update being checked.
     scratch: Vec<WireColumns>,
-    /// Per table, rows waiting for the publish timer (batch mode).
+    /// Per table, rows of the batch waiting for their journal write (batch mode).
+    staged: Vec<WireColumns>,
+    /// Per table, journaled rows waiting for the publish timer (batch mode).
     buffers: Vec<WireColumns>,
     last_flush: Instant,
     responses: Vec<(ConnId, K)>,
@@ -166,11 +181,36 @@ struct Tickerplant {
     batch_updates: u64,
     tplog: Latency,
     tppub: Latency,
+    /// Updates refused because their journal write failed.
+    journal_refused: u64,
+    refusals: log::Throttled,
+}
+
+/// Why an update was not taken.
+enum Refused {
+    /// It does not fit the schema: answered, and logged per message when async.
+    Invalid(String),
+    /// Its journal write failed: answered, and already counted and logged.
+    Unjournaled(String),
+}
+
+impl From<String> for Refused {
+    fn from(error: String) -> Refused {
+        Refused::Invalid(error)
+    }
+}
+
+impl Refused {
+    fn into_message(self) -> String {
+        match self {
+            Refused::Invalid(e) | Refused::Unjournaled(e) => e,
+        }
+    }
 }
 
 impl Tickerplant {
     fn new(config: TickerplantConfig) -> Result<Tickerplant, TickError> {
-        let date = config.clock.today();
+        let date = resume_date(&config)?;
         let scratch: Vec<WireColumns> =
             config.schema.tables.iter().map(|t| WireColumns::new(t.columns.len())).collect();
         let publisher = Publisher::new("tp", config.schema.clone(), config.slow_policy);
@@ -181,6 +221,7 @@ impl Tickerplant {
             date,
             published_records: 0,
             buffers: scratch.clone(),
+            staged: scratch.clone(),
             scratch,
             last_flush: Instant::now(),
             responses: Vec::new(),
@@ -188,6 +229,8 @@ impl Tickerplant {
             batch_updates: 0,
             tplog: Latency::default(),
             tppub: Latency::default(),
+            journal_refused: 0,
+            refusals: log::Throttled::default(),
         };
         tp.open_journal()?;
         Ok(tp)
@@ -201,13 +244,27 @@ impl Tickerplant {
         let Some(dir) = &self.config.journal_dir else { return Ok(()) };
         std::fs::create_dir_all(dir).map_err(|e| TickError::io(dir, e))?;
         let path = journal_path(dir, &self.config.schema.name, self.date);
-        let (journal, report) = Journal::open(&path, self.config.write_mode, self.config.fsync)?;
-        let torn = if report.torn_bytes() > 0 {
-            format!("; truncated a torn tail of {} bytes (file was {} bytes)", report.torn_bytes(), report.file_bytes)
-        } else {
-            String::new()
-        };
-        log::line("tp", &format!("journal {}: {} valid records{torn}", path.display(), report.records));
+        let (journal, recovered) =
+            Journal::open(&path, self.config.write_mode, self.config.fsync, self.config.journal_recovery)?;
+        let mut cuts = String::new();
+        for cut in &recovered.set_aside {
+            let what = match cut.cut {
+                Cut::TornTail => "a torn tail",
+                Cut::Damaged => "damaged bytes",
+            };
+            let (offset, bytes, side) = (cut.offset, cut.bytes, cut.path.display());
+            cuts += &format!("; cut {what} of {bytes} bytes at offset {offset}, kept in {side}");
+        }
+        let report = recovered.scan;
+        log::line(
+            "tp",
+            &format!(
+                "journal {} ({} bytes): {} valid records{cuts}",
+                path.display(),
+                report.file_bytes,
+                report.records
+            ),
+        );
         self.published_records = journal.records();
         self.journal = Some(journal);
         Ok(())
@@ -218,7 +275,10 @@ impl Tickerplant {
             match events.recv_timeout(self.next_timer()) {
                 Ok(event) => {
                     let mut handled = self.handle(event)?;
-                    while handled < MAX_BATCH && self.publisher.largest_pending() < MAX_BATCH_BYTES {
+                    while handled < MAX_BATCH
+                        && self.publisher.largest_pending() < MAX_BATCH_BYTES
+                        && self.journal.as_ref().is_none_or(|j| j.pending_bytes() < MAX_BATCH_BYTES)
+                    {
                         match events.try_recv() {
                             Ok(event) => handled += self.handle(event)?,
                             Err(_) => break,
@@ -231,8 +291,8 @@ impl Tickerplant {
             self.commit();
             self.timers()?;
         }
-        self.flush_batch();
         self.commit();
+        self.flush_batch();
         if let Some(journal) = &mut self.journal {
             journal.sync()?;
         }
@@ -316,16 +376,20 @@ impl Tickerplant {
         Ok(frames.len())
     }
 
-    /// A sync caller's update is acknowledged at commit; a refused one is counted
-    /// and answered as [`Tickerplant::reject`] says.
-    fn answer_update(&mut self, id: ConnId, kind: MessageKind, result: Result<(), String>) {
+    /// A sync caller's update is acknowledged at commit (as `K::Identity`, which
+    /// [`Tickerplant::commit`] turns into the error if the batch's journal write
+    /// fails); a refused one is answered as [`Tickerplant::reject`] says, or (its
+    /// journal write failed, already logged) with the error to a sync caller only.
+    fn answer_update(&mut self, id: ConnId, kind: MessageKind, result: Result<(), Refused>) {
         match result {
             Ok(()) if kind == MessageKind::Sync => self.responses.push((id, K::Identity)),
             Ok(()) => {}
-            Err(error) => {
+            Err(Refused::Invalid(error)) => {
                 self.publisher.counters.rejected += 1;
                 self.reject(id, kind, error);
             }
+            Err(Refused::Unjournaled(error)) if kind == MessageKind::Sync => self.responses.push((id, K::Error(error))),
+            Err(Refused::Unjournaled(_)) => {}
         }
     }
 
@@ -355,7 +419,7 @@ impl Tickerplant {
                     .ok_or_else(|| format!("upd: table must be a symbol, got a {}", args[0].describe()))?;
                 let data = strata_ipc::to_bytes(&args[1]);
                 let data = view(&data).map_err(|e| e.to_string())?;
-                self.upd(table, &data, self.config.clock.now_nanos())?;
+                self.upd(table, &data, self.config.clock.now_nanos()).map_err(Refused::into_message)?;
                 Ok(K::Identity)
             }
             ".u.sub" => {
@@ -383,7 +447,7 @@ impl Tickerplant {
 
     /// `upd[table; data]`: checks the update, journals it, and publishes it (or
     /// buffers it for the publish timer).
-    fn upd(&mut self, table: &str, data: &View<'_>, now: i64) -> Result<(), String> {
+    fn upd(&mut self, table: &str, data: &View<'_>, now: i64) -> Result<(), Refused> {
         let tables = &self.config.schema.tables;
         let at = tables.iter().position(|t| t.name == table).ok_or_else(|| {
             let names: Vec<&str> = tables.iter().map(|t| t.name.as_str()).collect();
@@ -394,10 +458,21 @@ impl Tickerplant {
     }
 
     /// Journals the update held in table `at`'s scratch columns and publishes it (or
-    /// buffers it for the publish timer), leaving the scratch columns empty.
-    fn log_and_publish(&mut self, at: usize) -> Result<(), String> {
+    /// stages it for the publish timer), leaving the scratch columns empty. Its
+    /// messages go out at commit, once the journal holds it.
+    fn log_and_publish(&mut self, at: usize) -> Result<(), Refused> {
         let Tickerplant {
-            config, publisher, journal, scratch, buffers, costs, batch_updates, published_records, ..
+            config,
+            publisher,
+            journal,
+            scratch,
+            staged,
+            costs,
+            batch_updates,
+            published_records,
+            journal_refused,
+            refusals,
+            ..
         } = self;
         let schema = &config.schema.tables[at];
         let update = &mut scratch[at];
@@ -409,14 +484,17 @@ impl Tickerplant {
         };
         if let Err(e) = logged {
             update.clear();
-            return Err(format!("journal write failed, update refused: {e}"));
+            *journal_refused += 1;
+            refusals
+                .event("tp", 1, |n| format!("journal write failed, {n} updates refused since the last such line: {e}"));
+            return Err(Refused::Unjournaled(format!("journal write failed, update refused: {e}")));
         }
         let publishing = timed.then(Instant::now);
         publisher.counters.updates += 1;
         *batch_updates += 1;
         publisher.counters.rows += update.rows() as u64;
         match config.batch {
-            Some(_) => buffers[at].extend(update),
+            Some(_) => staged[at].extend(update),
             None => {
                 let stamp = config.hop_times.then(|| clock::kdb_timestamp(config.clock.now_nanos()));
                 publisher.publish(at, update, stamp);
@@ -431,29 +509,38 @@ impl Tickerplant {
         Ok(())
     }
 
-    /// Ends a batch: writes the journal, hands subscribers their messages, syncs the
-    /// journal as the policy says, then answers sync callers in order.
+    /// Ends a batch: writes the journal, hands subscribers their messages (or drops
+    /// them if the write failed), syncs the journal as the policy says, then answers
+    /// sync callers in order.
     fn commit(&mut self) {
         let written = Instant::now();
-        let mut failure = None;
-        if let Some(journal) = &mut self.journal
-            && let Err(e) = journal.write_pending()
-        {
-            failure = Some(e);
-        }
+        let mut failure = self.write_batch();
         let handed = Instant::now();
-        self.publisher.flush();
+        if failure.is_none() {
+            for (buffer, staged) in self.buffers.iter_mut().zip(&mut self.staged) {
+                if !staged.is_empty() {
+                    buffer.extend(staged);
+                    staged.clear();
+                }
+            }
+            self.publisher.flush();
+        }
         let synced = Instant::now();
         if failure.is_none()
             && let Some(journal) = &mut self.journal
             && let Err(e) = journal.commit(!self.responses.is_empty())
         {
-            failure = Some(e);
+            log::line("tp", &format!("journal fsync failed: {e}"));
+            // The batch is in the journal file and published: a retry would be a
+            // duplicate, but a power cut may still lose it.
+            failure =
+                Some(format!("journal fsync failed (the update is journaled and published, not known on disk): {e}"));
         }
-        if let Some(e) = failure {
-            log::line("tp", &format!("journal commit failed: {e}"));
+        if let Some(error) = failure {
             for (_, answer) in &mut self.responses {
-                *answer = K::Error(format!("journal commit failed: {e}"));
+                if *answer == K::Identity {
+                    *answer = K::Error(error.clone());
+                }
             }
         }
         for (id, answer) in std::mem::take(&mut self.responses) {
@@ -467,6 +554,25 @@ impl Tickerplant {
             self.tplog.record_nanos(log + write);
             self.tppub.record_nanos(publish + hand_off);
         }
+    }
+
+    /// Writes the batch's pending journal records. If that fails the batch is
+    /// refused whole: its messages are dropped unsent, its staged rows forgotten,
+    /// `.u.i` put back to what the journal holds, the refusals counted and logged.
+    /// Returns the error its sync callers get.
+    fn write_batch(&mut self) -> Option<String> {
+        let journal = self.journal.as_mut()?;
+        let before = journal.records();
+        let error = journal.write_pending().err()?;
+        let refused = before - journal.records();
+        self.publisher.discard_pending();
+        self.staged.iter_mut().for_each(WireColumns::clear);
+        self.published_records = self.published_records.min(journal.records());
+        self.journal_refused += refused;
+        self.refusals.event("tp", refused, |n| {
+            format!("journal write failed, {n} updates refused since the last such line: {error}")
+        });
+        Some(format!("journal write failed, update refused: {error}"))
     }
 
     fn timers(&mut self) -> Result<(), TickError> {
@@ -510,8 +616,8 @@ impl Tickerplant {
     /// kdb+'s `.u.endofday`: publish what is buffered, send `.u.end[date]` to every
     /// subscriber, move to the next date and open its journal.
     fn end_of_day(&mut self) -> Result<(), TickError> {
-        self.flush_batch();
         self.commit();
+        self.flush_batch();
         let ended = self.date;
         let told = self.publisher.end_of_day(ended.0 - EPOCH_OFFSET_DAYS);
         let journal = match self.journal.take() {
@@ -536,7 +642,17 @@ impl Tickerplant {
             ("journalRecords", journal.map_or(0, |j| j.records())),
             ("journalBytes", journal.map_or(0, |j| j.bytes())),
             ("publishedRecords", self.published_records),
+            ("journalRefused", self.journal_refused),
         ];
         counters_dict(&self.publisher.counters, &gauges, &[("tplog", &self.tplog), ("tppub", &self.tppub)])
     }
+}
+
+/// The day a tickerplant starting now captures: today, or the newest journal's day
+/// if that is later (a forced `.u.end[]` rolled to it before a restart).
+fn resume_date(config: &TickerplantConfig) -> Result<Date, TickError> {
+    let today = config.clock.today();
+    let Some(dir) = &config.journal_dir else { return Ok(today) };
+    let newest = journal_dates(dir, &config.schema.name)?.pop();
+    Ok(newest.map_or(today, |day| day.max(today)))
 }

@@ -10,7 +10,7 @@ use strata_tick::chained::{self, ChainedConfig};
 use strata_tick::clock::Clock;
 use strata_tick::feed::{self, FeedConfig, FeedTable};
 use strata_tick::hdb::{self, HdbConfig};
-use strata_tick::journal::{FsyncPolicy, WriteMode};
+use strata_tick::journal::{FsyncPolicy, Recovery, WriteMode};
 use strata_tick::pubsub::SlowPolicy;
 use strata_tick::rdb::{self, RdbConfig};
 use strata_tick::schema::Schema;
@@ -61,6 +61,12 @@ pub struct TpArgs {
     /// fsync policy: `none`, `ack` (before answering sync callers), or a period such as `100ms`.
     #[arg(long, default_value = "none")]
     fsync: FsyncPolicy,
+    /// A journal damaged inside (a bad record with valid ones after it): `refuse` to
+    /// start, naming the record and offset, or `skip`: copy the bad bytes to a side
+    /// file `<journal>.damaged-<offset>` and keep every valid record. (A torn tail is
+    /// always copied to `<journal>.torn-<offset>` and cut.)
+    #[arg(long, default_value = "refuse")]
+    journal_recovery: Recovery,
     /// Minutes added to UTC for the day boundary (kdb+tick's -o, in minutes).
     #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
     utc_offset_minutes: i32,
@@ -85,6 +91,7 @@ pub fn run_tp(args: TpArgs) -> CliResult {
     config.batch = args.batch_ms.filter(|&ms| ms > 0).map(Duration::from_millis);
     config.write_mode = if args.write == "group" { WriteMode::Group } else { WriteMode::PerUpdate };
     config.fsync = args.fsync;
+    config.journal_recovery = args.journal_recovery;
     config.clock = Clock { offset_minutes: args.utc_offset_minutes };
     config.credentials = args.serve.credentials()?;
     config.subscriber_limit = args.subscriber_queue_bytes;

@@ -2,6 +2,7 @@ mod chained;
 mod common;
 mod crash;
 mod feed;
+mod journal;
 mod pubsub;
 mod rdb_hdb;
 mod restart;
