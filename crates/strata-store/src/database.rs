@@ -9,6 +9,10 @@
 //! root/par.txt                optional: one segment root per line; partitions then
 //!                             live in the segments instead of the root
 //! ```
+//!
+//! Partitions are written whole and carry a completion record ([`crate::partition`]);
+//! every reader finds them through [`Database::partition`], which applies the rule
+//! of what is served.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -16,7 +20,11 @@ use std::path::{Path, PathBuf};
 use crate::column_data::{Column, SymbolDomain};
 use crate::config::DbConfig;
 use crate::date::Date;
+use crate::durable::{Durability, sync_parent};
 use crate::error::{IoContext, Result, StoreError};
+use crate::partition::{
+    Partition, PartitionRecord, PartitionStatus, Staging, WriteLock, clear_leftovers, leftover_date, link_table,
+};
 use crate::splayed::{SplayedTable, WriteOptions, write_splayed};
 use crate::sym::SymFile;
 use crate::table::{Table, is_valid_name};
@@ -53,6 +61,27 @@ pub struct TableWrite {
     pub sort_by: Vec<String>,
     /// Attributes to validate and store.
     pub attributes: Vec<(String, Attribute)>,
+}
+
+/// One table of a partition write ([`Database::write_partition`]).
+#[derive(Clone, Copy, Debug)]
+pub struct PartitionTable<'a> {
+    /// The table's name.
+    pub name: &'a str,
+    /// Its rows.
+    pub table: &'a Table,
+    /// How to write it.
+    pub how: &'a TableWrite,
+}
+
+/// Everything in a database's partition directories, for `strata ls`.
+#[derive(Clone, Debug, Default)]
+pub struct Survey {
+    /// Every dated directory, served or not, by date.
+    pub partitions: Vec<Partition>,
+    /// Staging and retired directories left by writers that died (never served;
+    /// removed by the next write of their date).
+    pub leftovers: Vec<PathBuf>,
 }
 
 /// An open database.
@@ -106,11 +135,15 @@ impl Database {
         &self.segments
     }
 
-    /// Every date partition, ascending, across all segments.
-    pub fn partitions(&self) -> Result<Vec<Date>> {
-        let roots = if self.segments.is_empty() { vec![self.root.clone()] } else { self.segments.clone() };
-        let mut dates = Vec::new();
-        for root in roots {
+    /// The roots partitions live in: the segments, or the root itself.
+    fn partition_roots(&self) -> Vec<PathBuf> {
+        if self.segments.is_empty() { vec![self.root.clone()] } else { self.segments.clone() }
+    }
+
+    /// Every dated directory and leftover in the partition roots.
+    fn dated_entries(&self) -> Result<(Vec<(Date, PathBuf)>, Vec<PathBuf>)> {
+        let (mut dated, mut leftovers) = (Vec::new(), Vec::new());
+        for root in self.partition_roots() {
             let entries = match fs::read_dir(&root) {
                 Ok(entries) => entries,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
@@ -118,16 +151,54 @@ impl Database {
             };
             for entry in entries {
                 let entry = entry.at(&root)?;
-                if let Some(date) = entry.file_name().to_str().and_then(|n| n.parse::<Date>().ok())
-                    && entry.path().is_dir()
-                {
-                    dates.push(date);
+                let name = entry.file_name().to_string_lossy().into_owned();
+                if !entry.path().is_dir() {
+                    continue;
+                }
+                if let Ok(date) = name.parse::<Date>() {
+                    dated.push((date, entry.path()));
+                } else if leftover_date(&name).is_some() {
+                    leftovers.push(entry.path());
                 }
             }
         }
-        dates.sort();
+        dated.sort();
+        leftovers.sort();
+        Ok((dated, leftovers))
+    }
+
+    /// Partition `date` as readers may see it (`None` when it does not exist): the
+    /// one place the rule of what is served lives. A partition with a valid
+    /// completion record serves the tables the record lists; one without a record
+    /// (written before records existed) serves every table directory in it; one
+    /// with a bad record serves nothing. Staging directories are never partitions.
+    pub fn partition(&self, date: Date) -> Result<Option<Partition>> {
+        let dir = self.partition_dir(date);
+        if !dir.is_dir() {
+            return Ok(None);
+        }
+        Partition::inspect(&dir, date).map(Some)
+    }
+
+    /// Every served date partition, ascending, across all segments (see
+    /// [`Database::partition`]).
+    pub fn partitions(&self) -> Result<Vec<Date>> {
+        let mut dates = Vec::new();
+        for (date, dir) in self.dated_entries()?.0 {
+            // A dated directory outside the segment its date maps to is not served.
+            if dir == self.partition_dir(date) && self.partition(date)?.is_some_and(|p| p.is_served()) {
+                dates.push(date);
+            }
+        }
         dates.dedup();
         Ok(dates)
+    }
+
+    /// Every dated directory (served or not) and every leftover staging directory.
+    pub fn survey(&self) -> Result<Survey> {
+        let (dated, leftovers) = self.dated_entries()?;
+        let partitions = dated.iter().map(|(date, dir)| Partition::inspect(dir, *date)).collect::<Result<_>>()?;
+        Ok(Survey { partitions, leftovers })
     }
 
     /// The directory of partition `date`: in the root, or in segment
@@ -148,10 +219,11 @@ impl Database {
         }
     }
 
-    /// Tables in partition `date`, or the splayed tables at the root for `None`.
+    /// Tables in partition `date` that readers see ([`Database::partition`]), or the
+    /// splayed tables at the root for `None`.
     pub fn tables(&self, date: Option<Date>) -> Result<Vec<String>> {
         let dir = match date {
-            Some(d) => self.partition_dir(d),
+            Some(d) => return Ok(Partition::inspect(&self.partition_dir(d), d)?.tables),
             None => self.root.clone(),
         };
         let mut names = Vec::new();
@@ -166,10 +238,14 @@ impl Database {
         Ok(names)
     }
 
-    /// Opens a table for reading.
+    /// Opens a table for reading (in a partition, only a served one).
     pub fn open_table(&self, location: &TableLocation) -> Result<SplayedTable> {
         let dir = self.table_dir(location);
-        if !dir.join(crate::splayed::COLUMN_ORDER_FILE).is_file() {
+        let found = match location {
+            TableLocation::Splayed(_) => dir.join(crate::splayed::COLUMN_ORDER_FILE).is_file(),
+            TableLocation::Partition(d, t) => self.tables(Some(*d)).is_ok_and(|served| served.contains(t)),
+        };
+        if !found {
             let there = match location {
                 TableLocation::Splayed(_) => self.tables(None).unwrap_or_default(),
                 TableLocation::Partition(d, _) => self.tables(Some(*d)).unwrap_or_default(),
@@ -198,10 +274,126 @@ impl Database {
     /// Writes `table` at `location`: sorts it if asked, keys symbol columns against
     /// the sym file, checks attributes, then writes every column (compressed as the
     /// table spec, else the database default, says) and swaps the table into place.
+    /// A splayed table is replaced; a table in a date partition goes through
+    /// [`Database::write_partition`] (added to the partition, or merged with the
+    /// table already there).
     pub fn write_table(&self, location: &TableLocation, table: &Table, how: &TableWrite) -> Result<()> {
-        if !is_valid_name(location.table()) {
-            return Err(StoreError::Invalid(format!("table name {:?} is not an identifier", location.table())));
+        match location {
+            TableLocation::Splayed(name) => {
+                check_name(name)?;
+                self.write_table_at(&self.table_dir(location), table, how)
+            }
+            TableLocation::Partition(date, name) => self.write_partition(*date, &[PartitionTable { name, table, how }]),
         }
+    }
+
+    /// Writes `tables` into partition `date` as one atomic step: readers see the
+    /// partition as it was or with every one of these tables, never in between.
+    ///
+    /// The partition is built in a staging directory in the segment `date` maps to
+    /// and swapped in ([`crate::partition`]); its completion record is written last.
+    /// When the partition exists (a second end of day, `strata import` into an
+    /// existing day, several writers sharing a date):
+    /// - tables it serves that are not written here are carried over unchanged
+    ///   (hard links) and stay in the record;
+    /// - a table not yet there is added;
+    /// - a table already there is merged: the stored rows, then these, re-sorted by
+    ///   `how.sort_by` (attributes checked again). Columns must match by name, order
+    ///   and type, otherwise the write is refused with an error naming the date,
+    ///   table and columns, and nothing changes. Rows are never overwritten.
+    ///
+    /// A partition whose completion record is bad is refused (it needs an operator:
+    /// its tables are not served and would otherwise be dropped). On any error the
+    /// partition is untouched and the staging directory removed.
+    pub fn write_partition(&self, date: Date, tables: &[PartitionTable<'_>]) -> Result<()> {
+        for (i, t) in tables.iter().enumerate() {
+            check_name(t.name)?;
+            if tables[..i].iter().any(|u| u.name == t.name) {
+                return Err(StoreError::Invalid(format!("partition {date}: table {} is written twice", t.name)));
+            }
+        }
+        let target = self.partition_dir(date);
+        let segment = target.parent().expect("a partition has a segment");
+        if !segment.is_dir() {
+            fs::create_dir_all(segment).at(segment)?;
+            if self.config.durability == Durability::Fsync {
+                sync_parent(segment)?;
+            }
+        }
+        let lock = WriteLock::acquire(segment)?;
+        clear_leftovers(segment, date, &lock)?;
+        let existing = match fs::metadata(&target) {
+            Ok(meta) if meta.is_dir() => Some(Partition::inspect(&target, date)?),
+            Ok(_) => {
+                return Err(StoreError::Invalid(format!(
+                    "{}: partition {date} is not a directory; cannot write tables {}",
+                    target.display(),
+                    tables.iter().map(|t| t.name).collect::<Vec<_>>().join(", ")
+                )));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(StoreError::Io { path: target.clone(), source: e }),
+        };
+        if let Some(Partition { status: PartitionStatus::BadRecord(why), .. }) = &existing {
+            return Err(StoreError::Invalid(format!(
+                "{}: partition {date} is not served ({why}); refusing to write into it: repair or move it first",
+                target.display()
+            )));
+        }
+        let staging = Staging::create(segment, date, &lock)?;
+        let mut record = PartitionRecord { date, tables: Vec::new() };
+        if let Some(old) = &existing {
+            for name in old.tables.iter().filter(|n| !tables.iter().any(|t| t.name == n.as_str())) {
+                link_table(&target.join(name), &staging.dir().join(name), self.config.durability)?;
+                record.tables.push((name.clone(), stored_rows(old, name)?));
+            }
+        }
+        for t in tables {
+            let merged;
+            let table = match &existing {
+                Some(old) if old.tables.iter().any(|n| n == t.name) => {
+                    merged = self.merged(&target.join(t.name), date, t)?;
+                    &merged
+                }
+                _ => t.table,
+            };
+            self.write_table_at(&staging.dir().join(t.name), table, t.how).map_err(|e| match e {
+                StoreError::Invalid(what) => StoreError::Invalid(format!("partition {date}: table {}: {what}", t.name)),
+                other => other,
+            })?;
+            record.tables.push((t.name.to_string(), table.len() as u64));
+        }
+        record.tables.sort();
+        record.write(staging.dir(), self.config.durability)?;
+        staging.publish(&target, self.config.durability)
+    }
+
+    /// The rows stored in table `dir` of partition `date`, then `new`'s rows.
+    fn merged(&self, dir: &Path, date: Date, new: &PartitionTable<'_>) -> Result<Table> {
+        let old = SplayedTable::open(dir)?.read(&self.sym.load()?)?;
+        let refused = |what: String| {
+            StoreError::Invalid(format!("partition {date}: table {}: cannot merge the new rows: {what}", new.name))
+        };
+        if old.names() != new.table.names() {
+            return Err(refused(format!(
+                "stored columns are {}, new rows have {}",
+                old.names().join(" "),
+                new.table.names().join(" ")
+            )));
+        }
+        let columns = old
+            .iter()
+            .zip(new.table.columns())
+            .map(|((name, stored), added)| {
+                let joined = stored.concat(added).map_err(|e| refused(format!("column {name}: {e}")))?;
+                Ok((name.to_string(), joined))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Table::new(columns)
+    }
+
+    /// Sorts, keys symbols and writes `table` as a splayed table at `dir`.
+    fn write_table_at(&self, dir: &Path, table: &Table, how: &TableWrite) -> Result<()> {
         let sorted;
         let mut table = if how.sort_by.is_empty() {
             table
@@ -226,7 +418,7 @@ impl Database {
             attributes: how.attributes.clone(),
             durability: self.config.durability,
         };
-        write_splayed(&self.table_dir(location), table, &options)
+        write_splayed(dir, table, &options)
     }
 
     /// Reads one column of a table.
@@ -234,6 +426,27 @@ impl Database {
         let domain = self.sym.load()?;
         self.open_table(location)?.read_column(column, &domain)
     }
+}
+
+/// Refuses a table name that is not an identifier.
+fn check_name(name: &str) -> Result<()> {
+    if is_valid_name(name) {
+        Ok(())
+    } else {
+        Err(StoreError::Invalid(format!("table name {name:?} is not an identifier")))
+    }
+}
+
+/// Rows of served table `name` of `partition`: from its record, or (no record) from
+/// the table's first column.
+fn stored_rows(partition: &Partition, name: &str) -> Result<u64> {
+    if let PartitionStatus::Complete(record) = &partition.status
+        && let Some(rows) = record.rows(name)
+    {
+        return Ok(rows);
+    }
+    let table = SplayedTable::open(&partition.dir.join(name))?;
+    Ok(table.stats()?.first().map_or(0, |s| s.rows))
 }
 
 #[cfg(test)]
@@ -296,8 +509,145 @@ mod tests {
             .unwrap();
         }
         assert_eq!(db.partitions().unwrap().len(), 2);
-        assert!(dir.path().join("seg0").read_dir().unwrap().count() == 1);
-        assert!(dir.path().join("seg1").read_dir().unwrap().count() == 1);
+        for seg in ["seg0", "seg1"] {
+            let names = entries(&dir.path().join(seg));
+            assert_eq!(names.iter().filter(|n| !n.starts_with('.')).count(), 1, "{seg}: {names:?}");
+        }
         assert!(dir.path().join("sym").is_file(), "one sym file at the root");
+    }
+
+    fn longs(values: &[i64]) -> Table {
+        Table::new(vec![
+            ("sym".into(), Column::from_symbols(values.iter().map(|v| if v % 2 == 0 { "A" } else { "B" }))),
+            ("x".into(), Column::from_values(ColumnType::Long, values.to_vec()).unwrap()),
+        ])
+        .unwrap()
+    }
+
+    fn x_values(db: &Database, date: Date, table: &str) -> Vec<i64> {
+        let t = db.read_table(&TableLocation::Partition(date, table.into())).unwrap();
+        t.column("x").unwrap().values::<i64>().to_vec()
+    }
+
+    fn entries(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> =
+            fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn a_partition_is_written_whole_with_its_record_and_merges_never_overwrite() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Database::open(dir.path()).unwrap();
+        let date: Date = "2024.03.04".parse().unwrap();
+        let sorted = TableWrite {
+            sort_by: vec!["sym".into(), "x".into()],
+            attributes: vec![("sym".into(), Attribute::Parted)],
+            ..Default::default()
+        };
+        let (trade, quote) = (longs(&[3, 2, 1]), longs(&[10, 11]));
+        db.write_partition(
+            date,
+            &[
+                PartitionTable { name: "trade", table: &trade, how: &sorted },
+                PartitionTable { name: "quote", table: &quote, how: &sorted },
+            ],
+        )
+        .unwrap();
+        let p = db.partition(date).unwrap().unwrap();
+        let PartitionStatus::Complete(record) = &p.status else { panic!("{:?}", p.status) };
+        assert_eq!(record.tables, [("quote".to_string(), 2), ("trade".to_string(), 3)]);
+        assert_eq!(entries(dir.path()), [".partition-write.lock", "2024.03.04", "sym"], "no staging left");
+
+        // A second end of day for the date: trade merged (appended, re-sorted), a
+        // new table added, quote carried over.
+        let more = longs(&[4, 0]);
+        let extra = longs(&[7]);
+        db.write_partition(
+            date,
+            &[
+                PartitionTable { name: "trade", table: &more, how: &sorted },
+                PartitionTable { name: "extra", table: &extra, how: &sorted },
+            ],
+        )
+        .unwrap();
+        assert_eq!(x_values(&db, date, "trade"), [0, 2, 4, 1, 3], "A rows then B rows, each by x");
+        assert_eq!(x_values(&db, date, "quote"), [10, 11]);
+        assert_eq!(db.tables(Some(date)).unwrap(), ["extra", "quote", "trade"]);
+        let PartitionStatus::Complete(record) = db.partition(date).unwrap().unwrap().status else { panic!() };
+        assert_eq!(record.rows("trade"), Some(5));
+
+        // `strata import` into the partition goes the same way; other columns are refused.
+        let other = Table::new(vec![("y".into(), Column::from_values(ColumnType::Long, vec![1i64]).unwrap())]).unwrap();
+        let err = db
+            .write_table(&TableLocation::Partition(date, "trade".into()), &other, &TableWrite::default())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("partition 2024.03.04: table trade") && err.contains("stored columns are sym x"), "{err}");
+        assert_eq!(x_values(&db, date, "trade"), [0, 2, 4, 1, 3], "untouched by the refused write");
+        assert_eq!(entries(dir.path()), [".partition-write.lock", "2024.03.04", "sym"]);
+    }
+
+    #[test]
+    fn only_what_the_record_lists_is_served() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Database::open(dir.path()).unwrap();
+        let date: Date = "2024.03.05".parse().unwrap();
+        let how = TableWrite::default();
+        db.write_table(&TableLocation::Partition(date, "trade".into()), &longs(&[1]), &how).unwrap();
+        let part = db.partition_dir(date);
+
+        // A table directory the record does not list (a writer that died before
+        // its record) is not served.
+        write_splayed(&part.join("quote"), &longs(&[2]), &WriteOptions::default()).unwrap();
+        assert_eq!(db.tables(Some(date)).unwrap(), ["trade"]);
+        assert_eq!(db.partition(date).unwrap().unwrap().unlisted, ["quote"]);
+        assert!(db.open_table(&TableLocation::Partition(date, "quote".into())).is_err());
+
+        // A damaged record: nothing of the partition is served, and writes are refused.
+        let record = part.join(crate::PARTITION_RECORD);
+        let text = fs::read_to_string(&record).unwrap();
+        fs::write(&record, text.replace("trade 1", "trade 2")).unwrap();
+        assert_eq!(db.partitions().unwrap(), []);
+        assert_eq!(db.tables(Some(date)).unwrap(), Vec::<String>::new());
+        let err = db.write_table(&TableLocation::Partition(date, "x".into()), &longs(&[1]), &how).unwrap_err();
+        assert!(err.to_string().contains("refusing to write"), "{err}");
+
+        // No record at all (written before records existed): served as it is.
+        fs::remove_file(&record).unwrap();
+        assert_eq!(db.partitions().unwrap(), [date]);
+        assert_eq!(db.tables(Some(date)).unwrap(), ["quote", "trade"]);
+        assert_eq!(db.partition(date).unwrap().unwrap().status, PartitionStatus::NoRecord);
+        // ... and the next write gives it a record listing everything.
+        db.write_table(&TableLocation::Partition(date, "extra".into()), &longs(&[5]), &how).unwrap();
+        let PartitionStatus::Complete(record) = db.partition(date).unwrap().unwrap().status else { panic!() };
+        assert_eq!(record.tables, [("extra".to_string(), 1), ("quote".to_string(), 1), ("trade".to_string(), 1)]);
+    }
+
+    #[test]
+    fn staging_leftovers_are_never_served_and_the_next_write_clears_them() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join(SEGMENTS_FILE), "seg0\nseg1\n").unwrap();
+        let db = Database::open(dir.path()).unwrap();
+        let date: Date = "2024.03.06".parse().unwrap();
+        let segment = db.partition_dir(date).parent().unwrap().to_path_buf();
+        assert_eq!(segment, dir.path().join(format!("seg{}", date.0 % 2)), "the segment the date maps to");
+        // A writer killed mid-write left a staging directory with one table in it.
+        let staging = segment.join(format!(".{date}.staging-999999-0"));
+        write_splayed(&staging.join("trade"), &longs(&[1]), &WriteOptions::default()).unwrap();
+        assert_eq!(db.partitions().unwrap(), []);
+        assert_eq!(db.survey().unwrap().leftovers, [staging.clone()]);
+        db.write_table(&TableLocation::Partition(date, "quote".into()), &longs(&[2]), &TableWrite::default()).unwrap();
+        assert!(!staging.exists());
+        assert_eq!(db.partitions().unwrap(), [date]);
+        assert_eq!(db.tables(Some(date)).unwrap(), ["quote"]);
+        assert!(db.survey().unwrap().leftovers.is_empty());
+        // A partition a dead writer moved aside (no-exchange path) is put back.
+        let retired = segment.join(format!(".{date}.retired-999999-0"));
+        fs::rename(db.partition_dir(date), &retired).unwrap();
+        db.write_table(&TableLocation::Partition(date, "trade".into()), &longs(&[3]), &TableWrite::default()).unwrap();
+        assert_eq!(db.tables(Some(date)).unwrap(), ["quote", "trade"]);
+        assert!(!retired.exists());
     }
 }

@@ -5,6 +5,10 @@
 //! A table read through the HDB gets kdb+'s virtual `date` column first, one value
 //! per row from its partition; SQL sees the same `date` column (and prunes
 //! partitions on it).
+//!
+//! Only complete partitions are served, and of each only the tables its completion
+//! record lists (`strata_store::Database::partition`): a staging directory or a
+//! partition an end of day was killed writing is never seen.
 
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
@@ -39,7 +43,8 @@ pub struct HdbConfig {
 /// What the HDB knows of its database.
 pub struct HdbState {
     db: Database,
-    partitions: Vec<Date>,
+    /// Served partitions with the tables each serves, read once per (re)load.
+    partitions: Vec<(Date, Vec<String>)>,
     tables: BTreeSet<String>,
     reloads: u64,
 }
@@ -48,17 +53,19 @@ impl HdbState {
     /// Opens the database at `root` and lists its partitions and tables.
     pub fn load(root: &std::path::Path) -> Result<HdbState, TickError> {
         let db = Database::open(root)?;
-        let partitions = db.partitions()?;
+        let mut partitions = Vec::new();
         let mut tables = BTreeSet::new();
-        for d in &partitions {
-            tables.extend(db.tables(Some(*d))?);
+        for d in db.partitions()? {
+            let served = db.tables(Some(d))?;
+            tables.extend(served.iter().cloned());
+            partitions.push((d, served));
         }
         Ok(HdbState { db, partitions, tables, reloads: 0 })
     }
 
     /// Partitions loaded.
-    pub fn partitions(&self) -> &[Date] {
-        &self.partitions
+    pub fn partitions(&self) -> Vec<Date> {
+        self.partitions.iter().map(|(d, _)| *d).collect()
     }
 
     /// Table names, sorted.
@@ -66,16 +73,13 @@ impl HdbState {
         self.tables.iter().cloned().collect()
     }
 
+    /// The loaded partitions that serve table `name` (complete ones only, as
+    /// `Database::partition` rules).
     fn holding(&self, name: &str) -> Result<Vec<Date>, String> {
         if !self.tables.contains(name) {
             return Err(format!("{name}: no such table; tables: {}", self.table_names().join(" ")));
         }
-        Ok(self
-            .partitions
-            .iter()
-            .copied()
-            .filter(|d| self.db.table_dir(&TableLocation::Partition(*d, name.into())).is_dir())
-            .collect())
+        Ok(self.partitions.iter().filter(|(_, tables)| tables.iter().any(|t| t == name)).map(|(d, _)| *d).collect())
     }
 }
 

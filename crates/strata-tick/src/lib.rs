@@ -2,10 +2,10 @@
 //! [`tickerplant`] that journals every update ([`journal`]) and fans it out to
 //! subscribers ([`pubsub`]); an [`rdb`] replays the journal, subscribes, answers
 //! queries (SQL through strata-query, [`sql`]) and writes a date partition at end of
-//! day; an [`hdb`] serves the partitioned database; a [`chained`] tickerplant
-//! republishes; a [`feed`] simulator drives it all with TAQ-shaped rows. Everything
-//! talks kdb+ IPC (`strata-ipc`), so q processes, PyKX and qPython clients work
-//! unchanged.
+//! day ([`daywrite`], also from a journal after a crash); an [`hdb`] serves the
+//! partitioned database; a [`chained`] tickerplant republishes; a [`feed`] simulator
+//! drives it all with TAQ-shaped rows. Everything talks kdb+ IPC (`strata-ipc`), so q
+//! processes, PyKX and qPython clients work unchanged.
 //!
 //! Hot path: updates stay kdb+ wire bytes from socket to journal, subscribers and the
 //! RDB's column builders ([`update`], [`livetable`]); messages are read many per
@@ -18,6 +18,7 @@
 pub mod chained;
 pub mod clock;
 pub mod counters;
+pub mod daywrite;
 mod error;
 pub mod feed;
 mod growing;

@@ -14,27 +14,26 @@
 //! written. A table whose end-of-day write failed stays queryable as
 //! [`unwritten_name`] until a later end of day writes it.
 
-use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use strata_codec::CompressionSpec;
 use strata_ipc::arrow::table_from_store;
 use strata_ipc::frame::plain_body;
 use strata_ipc::value::EPOCH_OFFSET_DAYS;
 use strata_ipc::view::{View, view};
 use strata_ipc::{Atom, Connection, Credentials, DEFAULT_MAX_MESSAGE, K, Table};
 use strata_query::{Engine, MemoryTable};
-use strata_store::{Attribute, Database, Date, TableLocation, TableSpec, TableWrite};
+use strata_store::{Database, Date};
 
 use crate::clock::{self, Clock};
 use crate::counters::{Counters, Latency, TIMED_EVERY, counters_dict};
+use crate::daywrite::{self, TableSpecs, table_specs};
 use crate::error::TickError;
 use crate::journal;
-use crate::livetable::{LiveTable, column_type};
+use crate::livetable::LiveTable;
 use crate::log;
 use crate::query::Queries;
 use crate::schema::{Schema, TableSchema};
@@ -338,12 +337,18 @@ pub fn start(config: RdbConfig) -> Result<RdbHandle, TickError> {
     let held = Held::of(&subscription);
     let Subscription { schema, records: count, journal: path } = subscription;
     // A spec that cannot apply is refused now, not at end of day with the day in hand.
-    let days = DayEnds {
+    let mut days = DayEnds {
         specs: table_specs(config.table_spec.as_deref(), &schema.tables)?,
         schemas: schema.tables.clone(),
         unwritten: Vec::new(),
     };
     log::line("rdb", &format!("subscribed to {}: tables {}", config.tp, table_list(&schema)));
+    // Start-up recovery (issue 16): earlier days whose journal has no complete
+    // partition (an RDB killed during or before their end of day) are written down
+    // before the new day is served.
+    if let Some(journal) = &path {
+        recover_days(&config, journal, &schema, &mut days);
+    }
     let mut state = RdbState::new(schema);
     if let Some(path) = path {
         replay(&mut state, &path, Some(count))?;
@@ -707,12 +712,13 @@ impl Unwritten {
     }
 }
 
-/// Writes every table (largest first) to partition `date`, after any table an
-/// earlier end of day could not write, empties them, and tells the HDBs to reload.
+/// Writes every table to partition `date` (one atomic partition write per day, see
+/// [`daywrite::write_day`]), after any day an earlier end of day could not write,
+/// empties them, and tells the HDBs to reload.
 /// The table specs are read again first, so a recommendation written since the
 /// last day applies; one that no longer loads or applies is logged and the last
-/// good ones are used. A table whose write fails is logged and kept for the next
-/// end of day: the RDB carries on with the new day.
+/// good ones are used. A day whose write fails is logged and kept whole for the next
+/// end of day (nothing of it is on disk): the RDB carries on with the new day.
 fn end_of_day(state: &RwLock<RdbState>, config: &RdbConfig, days: &mut DayEnds, date: Date) -> Result<(), TickError> {
     let started = Instant::now();
     match table_specs(config.table_spec.as_deref(), &days.schemas) {
@@ -730,6 +736,7 @@ fn end_of_day(state: &RwLock<RdbState>, config: &RdbConfig, days: &mut DayEnds, 
     let mut pending = std::mem::take(&mut days.unwritten);
     pending.extend(tables);
     let mut dates: Vec<Date> = pending.iter().map(|t| t.date).collect();
+    dates.sort();
     dates.dedup();
     let mut written = Vec::new();
     match Database::open(&config.db) {
@@ -738,17 +745,19 @@ fn end_of_day(state: &RwLock<RdbState>, config: &RdbConfig, days: &mut DayEnds, 
             days.unwritten = pending;
         }
         Ok(db) => {
-            for day in pending {
-                let how = TableWrite {
-                    spec: days.specs.get(&day.name).cloned().unwrap_or_default(),
-                    sort_by: vec!["sym".into(), "time".into()],
-                    attributes: vec![("sym".into(), Attribute::Parted)],
-                };
-                match db.write_table(&TableLocation::Partition(day.date, day.name.clone()), &day.table, &how) {
-                    Ok(()) => written.push(day.describe()),
+            // One atomic partition write per day: all of its tables or none.
+            for day in &dates {
+                let (of_day, rest): (Vec<Unwritten>, Vec<Unwritten>) =
+                    pending.into_iter().partition(|t| t.date == *day);
+                pending = rest;
+                let refs: Vec<(&str, &strata_store::Table)> =
+                    of_day.iter().map(|t| (t.name.as_str(), &t.table)).collect();
+                match daywrite::write_day(&db, *day, &refs, &days.specs) {
+                    Ok(()) => written.extend(of_day.iter().map(Unwritten::describe)),
                     Err(e) => {
-                        log::line("rdb", &format!("end of day {date}: could not write {}: {e}", day.describe()));
-                        days.unwritten.push(day);
+                        let what: Vec<String> = of_day.iter().map(Unwritten::describe).collect();
+                        log::line("rdb", &format!("end of day {date}: could not write {}: {e}", what.join(", ")));
+                        days.unwritten.extend(of_day);
                     }
                 }
             }
@@ -790,41 +799,61 @@ fn end_of_day(state: &RwLock<RdbState>, config: &RdbConfig, days: &mut DayEnds, 
     Ok(())
 }
 
-/// The compression for `table`: `spec` is a file for all tables or a directory of
-/// `<table>.toml` files (a missing file means the database default).
-/// Each table's spec for end of day, by table name.
-type TableSpecs = HashMap<String, TableSpec>;
-
-/// Each of `tables`' specs from `--table-spec` (one file for every table, or a
-/// directory of `<table>.toml`, as `strata bench zip` recommends), checked against
-/// the table's column types: a spec that cannot apply to its column is an error
-/// naming the file, the table and the column.
-fn table_specs<'s>(
-    path: Option<&Path>,
-    tables: impl IntoIterator<Item = &'s TableSchema>,
-) -> Result<TableSpecs, TickError> {
-    tables
-        .into_iter()
-        .map(|table| {
-            let spec = table_spec(path, &table.name)?;
-            for (name, kind) in table.columns.iter().zip(&table.kinds) {
-                spec.spec_for(name, column_type(*kind), &CompressionSpec::none()).map_err(|e| {
-                    let from = path.map_or(String::new(), |p| format!("{}: ", p.display()));
-                    TickError::Other(format!("table spec {from}table {}: {e}", table.name))
-                })?;
+/// Start-up recovery: every journal of the same schema dated before `journal` (the
+/// tickerplant's current one, from `.u.L`) whose day partition `config.db` does not
+/// serve completely is replayed and its missing tables written as that day. A day
+/// that cannot be written now is kept in `days.unwritten` (written at the next end
+/// of day; its journal stays for the next start too). Failures are logged: the new
+/// day is served regardless.
+fn recover_days(config: &RdbConfig, journal: &Path, schema: &Schema, days: &mut DayEnds) {
+    let mut recover = || -> Result<(), TickError> {
+        let db = Database::open(&config.db)?;
+        for (date, path) in daywrite::earlier_journals(journal)? {
+            let started = Instant::now();
+            let tables = match daywrite::unwritten_tables(&db, &path, date, schema) {
+                Ok(Some(tables)) => tables,
+                Ok(None) => continue,
+                Err(e) => {
+                    log::line("rdb", &format!("recovery: day {date} from {}: {e}", path.display()));
+                    continue;
+                }
+            };
+            let kept: Vec<Unwritten> =
+                tables.into_iter().map(|(name, table)| Unwritten { date, name, table }).collect();
+            let what: Vec<String> = kept.iter().map(Unwritten::describe).collect();
+            let refs: Vec<(&str, &strata_store::Table)> = kept.iter().map(|t| (t.name.as_str(), &t.table)).collect();
+            match daywrite::write_day(&db, date, &refs, &days.specs) {
+                Ok(()) => log::line(
+                    "rdb",
+                    &format!(
+                        "recovery: wrote {} from {} in {:.3} s",
+                        what.join(", "),
+                        path.display(),
+                        started.elapsed().as_secs_f64()
+                    ),
+                ),
+                Err(e) => {
+                    log::line(
+                        "rdb",
+                        &format!("recovery: could not write {}: {e}; kept for end of day", what.join(", ")),
+                    );
+                    days.unwritten.extend(kept);
+                }
             }
-            Ok((table.name.clone(), spec))
-        })
-        .collect()
+        }
+        Ok(())
+    };
+    if let Err(e) = recover() {
+        log::line("rdb", &format!("recovery of earlier days beside {} failed: {e}", journal.display()));
+    }
 }
 
-fn table_spec(spec: Option<&Path>, table: &str) -> Result<TableSpec, TickError> {
-    match spec {
-        None => Ok(TableSpec::default()),
-        Some(dir) if dir.is_dir() => {
-            let file = dir.join(format!("{table}.toml"));
-            if file.is_file() { Ok(TableSpec::load(&file)?) } else { Ok(TableSpec::default()) }
-        }
-        Some(file) => Ok(TableSpec::load(file)?),
-    }
+/// Every table of day journal `path`, replayed through the RDB's own update path
+/// (the same decoding and checks as a live RDB), for writing the day down.
+pub(crate) fn journal_tables(path: &Path, schema: &Schema) -> Result<Vec<(String, strata_store::Table)>, TickError> {
+    let records = journal::replay(path, None, |_, _| Ok(()))?.records;
+    let mut state = RdbState::new(schema.clone());
+    replay(&mut state, path, records)?;
+    let RdbState { tables, symbols, .. } = &mut state;
+    Ok(tables.iter_mut().map(|t| (t.schema().name.clone(), t.take(symbols))).collect())
 }

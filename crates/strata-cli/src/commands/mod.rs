@@ -8,6 +8,7 @@ mod bench_tick;
 mod bench_zip;
 mod compress;
 mod demo;
+mod eod;
 mod export;
 mod generate;
 mod import;
@@ -46,6 +47,9 @@ pub enum Command {
     Rdb(tick::RdbArgs),
     /// Historical database server: answer queries over a partitioned database.
     Hdb(tick::HdbArgs),
+    /// Write a day's partition from its tickerplant journal (what an RDB does at
+    /// start for a day whose end of day never finished); safe to run again.
+    Eod(eod::EodArgs),
     /// Chained tickerplant: republish an upstream tickerplant, no journal.
     Ctp(tick::CtpArgs),
     /// Feed simulator: send TAQ-shaped updates to a tickerplant on a timer.
@@ -74,6 +78,7 @@ pub fn run(command: Command) -> CliResult {
         Command::Tp(args) => tick::run_tp(args),
         Command::Rdb(args) => tick::run_rdb(args),
         Command::Hdb(args) => tick::run_hdb(args),
+        Command::Eod(args) => eod::run(args),
         Command::Ctp(args) => tick::run_ctp(args),
         Command::Feed(args) => tick::run_feed(args),
         Command::Sql(args) => sql::run(args),

@@ -70,7 +70,7 @@ fn run_columns(args: ColumnsArgs) -> CliResult {
                 .partitions()?
                 .into_iter()
                 .rev()
-                .find(|d| db.table_dir(&TableLocation::Partition(*d, args.table.clone())).join(".d").is_file());
+                .find(|d| db.tables(Some(*d)).is_ok_and(|served| served.contains(&args.table)));
             match latest {
                 Some(date) => TableLocation::Partition(date, args.table.clone()),
                 None => return Err(format!("{}: no table {} in any partition", args.db.display(), args.table).into()),

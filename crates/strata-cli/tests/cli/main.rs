@@ -4,6 +4,7 @@
 mod bench_io;
 mod chaos;
 mod common;
+mod eod;
 mod sql;
 mod storage;
 mod taq_zip;

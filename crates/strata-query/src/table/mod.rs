@@ -92,9 +92,11 @@ impl StrataTable {
             (vec![Arc::new(Part::open(&splayed, None)?)], false)
         } else {
             let mut parts = Vec::new();
+            // Only partitions and tables the database serves (complete, see
+            // `Database::partition`): never a staging or incomplete partition.
             for date in db.partitions()? {
-                let dir = db.table_dir(&TableLocation::Partition(date, name.to_string()));
-                if dir.join(strata_store::COLUMN_ORDER_FILE).is_file() {
+                if db.tables(Some(date))?.iter().any(|t| t == name) {
+                    let dir = db.table_dir(&TableLocation::Partition(date, name.to_string()));
                     parts.push(Arc::new(Part::open(&dir, Some(date))?));
                 }
             }

@@ -1,6 +1,7 @@
 mod chained;
 mod common;
 mod crash;
+mod eod;
 mod feed;
 mod journal;
 mod pubsub;
