@@ -851,9 +851,8 @@ fn recover_days(config: &RdbConfig, journal: &Path, schema: &Schema, days: &mut 
 /// Every table of day journal `path`, replayed through the RDB's own update path
 /// (the same decoding and checks as a live RDB), for writing the day down.
 pub(crate) fn journal_tables(path: &Path, schema: &Schema) -> Result<Vec<(String, strata_store::Table)>, TickError> {
-    let records = journal::replay(path, None, |_, _| Ok(()))?.records;
     let mut state = RdbState::new(schema.clone());
-    replay(&mut state, path, records)?;
+    replay(&mut state, path, None)?;
     let RdbState { tables, symbols, .. } = &mut state;
     Ok(tables.iter_mut().map(|t| (t.schema().name.clone(), t.take(symbols))).collect())
 }
