@@ -28,7 +28,6 @@ pub mod log;
 pub mod pubsub;
 pub mod query;
 pub mod rdb;
-pub mod request;
 pub mod schema;
 pub mod server;
 pub mod service;
@@ -38,3 +37,5 @@ pub mod tickerplant;
 pub mod update;
 
 pub use error::TickError;
+/// What a client asks for (parsed in strata-ipc, where the fuzz targets reach it).
+pub use strata_ipc::request;

@@ -83,7 +83,7 @@ impl TickerplantConfig {
         TickerplantConfig {
             schema,
             journal_dir,
-            listen: "0.0.0.0:5010".into(),
+            listen: "127.0.0.1:5010".into(),
             batch: None,
             write_mode: WriteMode::Group,
             fsync: FsyncPolicy::None,

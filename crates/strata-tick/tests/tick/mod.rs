@@ -4,4 +4,5 @@ mod crash;
 mod feed;
 mod pubsub;
 mod rdb_hdb;
+mod security;
 mod sql;
