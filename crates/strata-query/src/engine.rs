@@ -82,7 +82,7 @@ fn refuse_writes(plan: &LogicalPlan) -> Result<()> {
         let what = what.strip_prefix("Error during planning: ").unwrap_or(&what);
         QueryError::Refused(format!(
             "{what}: this engine is read-only; it runs queries only (SELECT, WITH, EXPLAIN, SHOW, DESCRIBE, \
-             VALUES), because DDL, DML, COPY and SET could read or write the server's files or change the \
+             VALUES), because DDL, DML, COPY and SET could read or write the machine's files or change the \
              tables other clients see"
         ))
     })
