@@ -3,8 +3,9 @@
 
 Usage: python3 fuzz/seeds.py [CORPUS_DIR]   (default: fuzz/corpus beside this file)
 
-Seeds go to CORPUS_DIR/qipc_decode and CORPUS_DIR/block_decode, named by content
-hash, so running it twice changes nothing. The corpus is generated, not committed.
+Seeds go to CORPUS_DIR/<target> for every target (qipc_decode, block_decode,
+ipc_view, request_parse, handshake), named by content hash, so running it twice
+changes nothing. The corpus is generated, not committed.
 The input layouts are documented at the top of each fuzz_targets/*.rs file.
 """
 
@@ -89,6 +90,79 @@ def block_seed(alg, level, filters, kind, payload, raw_len=None, cut=0x80, xor=0
     return bytes([alg, level, filters, kind]) + struct.pack("<H", raw_len) + bytes([cut, xor]) + payload
 
 
+def k_long(v):
+    return struct.pack("<bq", -7, v)
+
+
+def k_symbol(text):
+    return b"\xf5" + text.encode() + b"\x00"
+
+
+def k_chars(text):
+    return struct.pack("<bbi", 10, 0, len(text)) + text.encode()
+
+
+def k_symbols(names):
+    return struct.pack("<bbi", 11, 0, len(names)) + b"".join(n.encode() + b"\x00" for n in names)
+
+
+def k_floats(values):
+    return struct.pack("<bbi", 9, 0, len(values)) + f64s(values)
+
+
+def k_list(items):
+    return struct.pack("<bbi", 0, 0, len(items)) + b"".join(items)
+
+
+def k_table(names, columns):
+    return bytes([98, 0, 99]) + k_symbols(names) + k_list(columns)
+
+
+def message(kind, body):
+    """A whole little-endian message: header (byte order, kind, 0, 0, length) and body."""
+    return struct.pack("<bbhi", 1, kind, 0, 8 + len(body)) + body
+
+
+def ipc_seeds():
+    trade = k_table(["sym", "price"], [k_symbols(["IBM", "MSFT"]), k_floats([101.5, 20.25])])
+    bodies = [
+        k_long(42),
+        k_symbol("trade"),
+        k_chars("SELECT 1"),
+        k_list([k_symbol(".u.upd"), k_symbol("trade"), trade]),
+        k_list([k_symbol(".u.sub"), k_symbol(""), k_symbol("")]),
+        bytes([99]) + k_symbols(["a"]) + k_list([k_long(1)]),  # a dictionary
+        k_list([k_list([k_list([k_long(1)])])]),
+        b"\x80" + b"oops\x00",  # an error
+    ]
+    return bodies + [message(1, b) for b in bodies] + [message(1, k_list([k_chars(".s.e"), k_chars("x" * 3000)]))]
+
+
+REQUESTS = [
+    b".u.sub[`;`]",
+    b"(.u.sub[`trade;`IBM`MSFT];`.u `i`L)",
+    b"count trade",
+    b"tables[]",
+    b".u.end 2025.01.02",
+    b"\\l .",
+    b"sql \"SELECT 1\"",
+    b"SELECT sym, count(*) FROM trade GROUP BY sym",
+    b"select from trade",
+    b"f[g[h[1;2];-3];\"x\"]",
+    b"(" * 70 + b"1" + b")" * 70,
+]
+
+HANDSHAKES = [
+    b"alice:secret\x03\x00",
+    b"bob:\x06\x00",
+    b"mallory:guess\x03\x00",
+    b"carol\x00",
+    b"\x03\x00",
+    b"alice:secret",
+    b"x" * 1030 + b"\x00",
+]
+
+
 def seeds():
     qipc = []
     for data in SAMPLES.values():
@@ -110,7 +184,13 @@ def seeds():
     block.append(block_seed(5, 10, XOR, KIND_F64, px))
     block.append(block_seed(6, 8, NO_FILTERS, KIND_F64, px))
     block += REGRESSIONS
-    return {"qipc_decode": qipc, "block_decode": block}
+    return {
+        "qipc_decode": qipc,
+        "block_decode": block,
+        "ipc_view": ipc_seeds(),
+        "request_parse": REQUESTS,
+        "handshake": HANDSHAKES,
+    }
 
 
 # Inputs that made a target fail before, kept so every seeded run retries them.

@@ -46,9 +46,41 @@ impl Credentials {
         Ok(Credentials { users })
     }
 
-    /// Whether `user` may connect with `password`.
+    /// Whether `user` may connect with `password`. The password is compared in
+    /// time that does not depend on where it differs, so timing does not tell a
+    /// guesser how much of it was right.
     pub fn check(&self, user: &str, password: &str) -> bool {
-        self.users.get(user).is_some_and(|p| p == password)
+        self.users.get(user).is_some_and(|p| same_bytes(p.as_bytes(), password.as_bytes()))
+    }
+}
+
+/// Whether `a` and `b` are equal, looking at every byte whatever the answer.
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |differ, (x, y)| differ | (x ^ y)) == 0
+}
+
+/// The `user:password` a client process sends, from the user name its command line
+/// gives and a secret kept off the command line (where `ps` would show it to every
+/// user of the machine): the contents of a password file or an environment
+/// variable, either the password alone or `user:password` (the first line; a
+/// trailing newline is not part of it). `user` with a `:` is refused: that is a
+/// password on the command line.
+pub fn login(user: &str, secret: Option<&str>) -> Result<String, String> {
+    if user.contains(':') {
+        return Err(format!(
+            "--user {:?}: give the user name only; a password on the command line is visible to every user \
+             of the machine (ps): put it in --password-file or STRATA_PASSWORD",
+            user.split(':').next().unwrap_or_default()
+        ));
+    }
+    let Some(secret) = secret else { return Ok(user.to_string()) };
+    let secret = secret.lines().next().unwrap_or_default();
+    match secret.split_once(':') {
+        Some((named, _)) if !user.is_empty() && named != user => {
+            Err(format!("--user {user:?} does not match the user {named:?} of the password file or STRATA_PASSWORD"))
+        }
+        Some(_) => Ok(secret.to_string()),
+        None => Ok(format!("{user}:{secret}")),
     }
 }
 
@@ -170,5 +202,18 @@ mod tests {
         assert!(Credentials::parse("nocolon\n").unwrap_err().contains("line 1"));
         assert!(accept(&mut duplex(b"abc"), None).is_err(), "no NUL");
         assert!(accept(&mut duplex(&[b'a'; 2000]), None).unwrap_err().to_string().contains("1024"));
+        assert!(!creds.check("alice", "secre") && !creds.check("alice", "secret!") && !creds.check("alice", ""));
+    }
+
+    #[test]
+    fn a_login_takes_its_password_from_the_secret_only() {
+        assert_eq!(login("alice", None).unwrap(), "alice");
+        assert_eq!(login("alice", Some("pw\n")).unwrap(), "alice:pw");
+        assert_eq!(login("", Some("bob:pw\n")).unwrap(), "bob:pw");
+        assert_eq!(login("bob", Some("bob:pw")).unwrap(), "bob:pw");
+        assert_eq!(login("", None).unwrap(), "");
+        let err = login("alice:secret", None).unwrap_err();
+        assert!(err.contains("\"alice\"") && !err.contains("secret\"") && err.contains("--password-file"), "{err}");
+        assert!(login("alice", Some("bob:pw")).unwrap_err().contains("does not match"));
     }
 }

@@ -14,6 +14,8 @@
 //!   slices of one buffer.
 //! - [`view`]: a value read in place (what it is and where its bytes lie), for hot
 //!   paths that copy columns instead of building [`K`]s.
+//! - [`request`]: what a client asks for, from a function-call list or the small
+//!   subset of q text Strata understands (bounded in depth: any client can send it).
 //! - [`Connection`]: a blocking client.
 //! - [`arrow`]: q tables to and from Strata tables and Arrow record batches.
 
@@ -26,6 +28,7 @@ mod error;
 pub mod frame;
 pub mod handshake;
 pub mod reader;
+pub mod request;
 pub mod value;
 pub mod view;
 

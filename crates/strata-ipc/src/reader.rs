@@ -21,14 +21,20 @@ use std::io::{ErrorKind, Read};
 use crate::error::IpcError;
 use crate::frame::{HEADER_LEN, Header};
 
-/// Bytes asked of the stream per read (a message larger than this grows the buffer
-/// to its size, up to the message bound).
+/// The most bytes asked of the stream per read (a message larger than this grows
+/// the buffer to its size, up to the message bound).
 pub const CHUNK: usize = 256 << 10;
+/// Bytes asked of the stream per read at first: a connection that sends little
+/// (a handshake, a query now and then) keeps a small buffer; each read that fills
+/// the buffer doubles it, up to [`CHUNK`].
+pub const FIRST_CHUNK: usize = 4 << 10;
 
-/// Whole messages from a byte stream, read in chunks of [`CHUNK`] bytes.
+/// Whole messages from a byte stream, read in chunks of up to [`CHUNK`] bytes.
 pub struct FrameReader<R> {
     inner: R,
     buf: Vec<u8>,
+    /// Bytes asked per read now: from [`FIRST_CHUNK`] up to [`CHUNK`].
+    chunk: usize,
     /// First byte not yet handed out.
     start: usize,
     /// End of the bytes read.
@@ -39,7 +45,7 @@ pub struct FrameReader<R> {
 impl<R: Read> FrameReader<R> {
     /// A reader of messages of at most `max_message` bytes (header included) from `inner`.
     pub fn new(inner: R, max_message: usize) -> FrameReader<R> {
-        FrameReader { inner, buf: vec![0; CHUNK], start: 0, end: 0, max_message }
+        FrameReader { inner, buf: Vec::new(), chunk: FIRST_CHUNK, start: 0, end: 0, max_message }
     }
 
     /// The stream.
@@ -97,7 +103,13 @@ impl<R: Read> FrameReader<R> {
                     let context = format!("reading a message ({} of its bytes arrived)", self.end - self.start);
                     return Err(IpcError::io(context, ErrorKind::UnexpectedEof.into()));
                 }
-                Ok(n) => self.end += n,
+                Ok(n) => {
+                    self.end += n;
+                    // The stream had at least as much as there was room for: read more at once.
+                    if self.end == self.buf.len() {
+                        self.chunk = (self.chunk * 2).min(CHUNK);
+                    }
+                }
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
                 Err(e) => return Err(IpcError::io("reading a message", e)),
             }
@@ -121,8 +133,8 @@ impl<R: Read> FrameReader<R> {
             self.end -= self.start;
             self.start = 0;
         }
-        let wanted = needed.max(CHUNK);
-        if self.buf.len() < wanted || (self.buf.len() > wanted && self.end <= CHUNK) {
+        let wanted = needed.max(self.chunk);
+        if self.buf.len() < wanted || (self.buf.len() > wanted && self.end <= self.chunk) {
             self.buf.resize(wanted, 0);
             self.buf.shrink_to(wanted);
         }
@@ -168,6 +180,29 @@ mod tests {
             assert_eq!(seen[8].1, K::symbol("m4"));
             assert!(reader.buf.len() <= CHUNK * 4, "the buffer shrinks back after a large message");
         }
+    }
+
+    #[test]
+    fn the_buffer_starts_small_and_grows_while_reads_fill_it() {
+        let small = encode_message(MessageKind::Async, &K::symbol("a"), false);
+        let mut reader = FrameReader::new(&small[..], 1 << 20);
+        assert!(reader.fill().unwrap());
+        assert_eq!(reader.buf.len(), FIRST_CHUNK, "a small message leaves the buffer small");
+        let mut stream = Vec::new();
+        while stream.len() < 4 * CHUNK {
+            stream.extend(encode_message(MessageKind::Async, &K::vector(Vector::Long((0..500).collect())), false));
+        }
+        let mut reader = FrameReader::new(&stream[..], 1 << 20);
+        let mut messages = 0;
+        while reader.next_frame().unwrap().is_some() {
+            messages += 1;
+        }
+        assert_eq!(messages, stream.len() / long_message_len(500));
+        assert_eq!(reader.buf.len(), CHUNK, "a stream that fills every read grows it to CHUNK");
+    }
+
+    fn long_message_len(longs: usize) -> usize {
+        encode_message(MessageKind::Async, &K::vector(Vector::Long((0..longs as i64).collect())), false).len()
     }
 
     #[test]

@@ -10,8 +10,8 @@ use datafusion::dataframe::DataFrame;
 use datafusion::execution::SessionStateBuilder;
 use datafusion::execution::disk_manager::{DiskManagerBuilder, DiskManagerMode};
 use datafusion::execution::runtime_env::RuntimeEnvBuilder;
-use datafusion::logical_expr::ScalarUDF;
-use datafusion::prelude::{SessionConfig, SessionContext};
+use datafusion::logical_expr::{LogicalPlan, ScalarUDF};
+use datafusion::prelude::{SQLOptions, SessionConfig, SessionContext};
 use datafusion::sql::parser::{DFParser, Statement as DfStatement};
 use datafusion::sql::sqlparser::dialect::dialect_from_str;
 use strata_store::Database;
@@ -38,6 +38,14 @@ pub struct EngineOptions {
     pub threads: usize,
     /// Rows per batch read from a table.
     pub batch_rows: usize,
+    /// Whether statements other than queries run: DDL (`CREATE [EXTERNAL] TABLE`,
+    /// `CREATE VIEW`, `DROP`), DML (`INSERT`, `COPY ... TO`) and `SET`. Off by
+    /// default: those read and write the process's files (`CREATE EXTERNAL TABLE ...
+    /// LOCATION '/etc/passwd'`, `COPY ... TO '/tmp/x'`) and change the tables every
+    /// other user of the engine sees, so an engine that answers network clients
+    /// must refuse them. With it off only SELECT, WITH, EXPLAIN, SHOW, DESCRIBE and
+    /// VALUES run.
+    pub allow_write: bool,
 }
 
 impl Default for EngineOptions {
@@ -46,6 +54,7 @@ impl Default for EngineOptions {
             memory_limit: None,
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             batch_rows: 65_536,
+            allow_write: false,
         }
     }
 }
@@ -62,6 +71,21 @@ fn parse_error(e: datafusion::error::DataFusionError) -> QueryError {
         },
         other => other.into(),
     }
+}
+
+/// Refuses a plan that is not a query: DDL, DML (`COPY` included) or a statement
+/// such as `SET`, anywhere in it (under `EXPLAIN` too), with what was refused and why.
+fn refuse_writes(plan: &LogicalPlan) -> Result<()> {
+    let read_only = SQLOptions::new().with_allow_ddl(false).with_allow_dml(false).with_allow_statements(false);
+    read_only.verify_plan(plan).map_err(|e| {
+        let what = e.strip_backtrace();
+        let what = what.strip_prefix("Error during planning: ").unwrap_or(&what);
+        QueryError::Refused(format!(
+            "{what}: this engine is read-only; it runs queries only (SELECT, WITH, EXPLAIN, SHOW, DESCRIBE, \
+             VALUES), because DDL, DML, COPY and SET could read or write the machine's files or change the \
+             tables other clients see"
+        ))
+    })
 }
 
 /// SQL over a Strata database and in-memory tables.
@@ -89,6 +113,7 @@ pub struct Engine {
     runtime: tokio::runtime::Runtime,
     db: Option<Database>,
     counters: Arc<ScanCounters>,
+    allow_write: bool,
 }
 
 impl Engine {
@@ -124,7 +149,13 @@ impl Engine {
             .thread_name("strata-query")
             .build()
             .map_err(|e| QueryError::Invalid(format!("cannot start the query runtime: {e}")))?;
-        Ok(Engine { ctx, runtime, db: None, counters: Arc::new(ScanCounters::default()) })
+        Ok(Engine {
+            ctx,
+            runtime,
+            db: None,
+            counters: Arc::new(ScanCounters::default()),
+            allow_write: options.allow_write,
+        })
     }
 
     /// An engine over the database at `root` with default options: every table,
@@ -195,7 +226,9 @@ impl Engine {
         self.counters.snapshot()
     }
 
-    /// The DataFusion session, for callers that need more than SQL text.
+    /// The DataFusion session, for callers that need more than SQL text. What is run
+    /// through it directly is not checked against [`EngineOptions::allow_write`]:
+    /// never hand it text from a client.
     pub fn session(&self) -> &SessionContext {
         &self.ctx
     }
@@ -210,6 +243,18 @@ impl Engine {
     pub async fn sql_async(&self, sql: &str) -> Result<Vec<RecordBatch>> {
         let frame = self.dataframe(sql).await?;
         frame.collect().await.map_err(|e| self.explain_error(e.into()))
+    }
+
+    /// Runs one SQL statement: its result's schema and its rows, from one plan (so
+    /// an empty result still has its columns, and a statement is never planned
+    /// twice: a second plan of a `DROP` that ran would report the table missing).
+    pub fn sql_with_schema(&self, sql: &str) -> Result<(arrow_schema::SchemaRef, Vec<RecordBatch>)> {
+        self.runtime.block_on(async {
+            let frame = self.dataframe(sql).await?;
+            let schema = Arc::new(frame.schema().as_arrow().clone());
+            let batches = frame.collect().await.map_err(|e| self.explain_error(e.into()))?;
+            Ok((schema, batches))
+        })
     }
 
     /// The schema a statement's result has, without running it.
@@ -246,6 +291,10 @@ impl Engine {
             mark_time_joins(inner, &blanked.relations).map_err(|e| QueryError::Invalid(format!("SQL error: {e}")))?;
         }
         let plan = state.statement_to_plan(statement).await.map_err(|e| self.explain_error(e.into()))?;
+        // Before `execute_logical_plan`, which runs DDL at once.
+        if !self.allow_write {
+            refuse_writes(&plan)?;
+        }
         self.ctx.execute_logical_plan(plan).await.map_err(|e| self.explain_error(e.into()))
     }
 

@@ -16,6 +16,10 @@ pub enum QueryError {
     /// The request itself is invalid (a bad table name, an unsupported form).
     #[error("{0}")]
     Invalid(String),
+    /// The statement is not allowed here: it would write, or reach past the
+    /// engine's tables (see `EngineOptions::allow_write`).
+    #[error("refused: {0}")]
+    Refused(String),
 }
 
 impl From<DataFusionError> for QueryError {

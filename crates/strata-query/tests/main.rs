@@ -7,5 +7,6 @@ mod query {
     pub mod errors;
     pub mod functions;
     pub mod pushdown;
+    pub mod read_only;
     pub mod window;
 }

@@ -29,7 +29,6 @@ pub mod log;
 pub mod pubsub;
 pub mod query;
 pub mod rdb;
-pub mod request;
 pub mod schema;
 pub mod server;
 pub mod service;
@@ -40,3 +39,5 @@ pub mod tickerplant;
 pub mod update;
 
 pub use error::TickError;
+/// What a client asks for (parsed in strata-ipc, where the fuzz targets reach it).
+pub use strata_ipc::request;

@@ -1,7 +1,10 @@
 //! One line per event that matters, on stderr: UTC time, the process's role, what
 //! happened. Lines are written whole so processes sharing a terminal stay readable.
+//! Events a client can cause at will (refused logins, bad messages) go through a
+//! [`Throttle`], so a client cannot fill the disk or drown the other lines.
 
 use std::io::Write;
+use std::time::{Duration, Instant};
 
 /// Writes `2025-01-02T14:30:00.123Z <role>: <message>` to stderr.
 pub fn line(role: &str, message: &str) {
@@ -14,26 +17,60 @@ pub fn line(role: &str, message: &str) {
     let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }
 
-/// The shortest time between two lines of one [`Throttled`] event: a full disk
-/// refusing 100 000 updates a second must not fill the log too.
-pub const THROTTLE_PERIOD: std::time::Duration = std::time::Duration::from_secs(1);
+/// The shortest time between two lines from one [`Throttle`].
+pub const THROTTLE_PERIOD: Duration = Duration::from_secs(1);
 
-/// An event that may repeat fast, logged at most once per [`THROTTLE_PERIOD`] with
-/// how many times it happened since its last line.
+/// At most one line per [`THROTTLE_PERIOD`] from one source (a connection, or a
+/// server's refusals); the lines held back in between are counted in the next one.
 #[derive(Debug, Default)]
-pub struct Throttled {
-    last_line: Option<std::time::Instant>,
-    unlogged: u64,
+pub struct Throttle {
+    last: Option<Instant>,
+    held: u64,
 }
 
-impl Throttled {
-    /// Counts `times` more occurrences; when a line is due, writes
-    /// `message(occurrences since the last line)`.
-    pub fn event(&mut self, role: &str, times: u64, message: impl FnOnce(u64) -> String) {
-        self.unlogged += times;
-        if self.last_line.is_none_or(|at| at.elapsed() >= THROTTLE_PERIOD) {
-            line(role, &message(std::mem::take(&mut self.unlogged)));
-            self.last_line = Some(std::time::Instant::now());
+impl Throttle {
+    /// A throttle that lets its first line through.
+    pub const fn new() -> Throttle {
+        Throttle { last: None, held: 0 }
+    }
+
+    /// Writes the line `message` builds (see [`line`]), unless one went out less
+    /// than [`THROTTLE_PERIOD`] ago: then only counts it. Returns whether it was written.
+    pub fn line(&mut self, role: &str, message: impl FnOnce() -> String) -> bool {
+        let now = Instant::now();
+        if self.last.is_some_and(|last| now.duration_since(last) < THROTTLE_PERIOD) {
+            self.held += 1;
+            return false;
         }
+        let message = message();
+        match std::mem::take(&mut self.held) {
+            0 => line(role, &message),
+            held => line(role, &format!("{message} (and {held} more like it not logged since the last)")),
+        }
+        self.last = Some(now);
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_burst_gives_one_line_and_the_next_counts_the_rest() {
+        let mut throttle = Throttle::new();
+        assert!(throttle.line("test", || "first".into()));
+        let mut built = 0;
+        for _ in 0..1000 {
+            assert!(!throttle.line("test", || {
+                built += 1;
+                "again".into()
+            }));
+        }
+        assert_eq!((built, throttle.held), (0, 1000), "held back lines are counted, not formatted");
+        // As if the period had passed.
+        throttle.last = Some(Instant::now() - THROTTLE_PERIOD);
+        assert!(throttle.line("test", || "later".into()));
+        assert_eq!(throttle.held, 0);
     }
 }

@@ -9,15 +9,22 @@
 //! a full queue stops the readers, so TCP pushes back on publishers. Each outbox holds
 //! at most its configured bytes, and a peer that does not read is dropped before
 //! passing it.
+//!
+//! Any host that can reach the port can open connections, so each costs little
+//! until it sends data (two threads, one socket, buffers that grow on demand: tens
+//! of kilobytes), at most [`max_connections`] are open at once, a client has
+//! [`HANDSHAKE_TIMEOUT`] to complete its handshake, and refusals are logged at most
+//! once a second ([`log::Throttle`]). A server reachable from other hosts without a
+//! credentials file says so when it starts.
 
-use std::io::{BufWriter, Write};
+use std::io::{BufWriter, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, Sender, TrySendError, bounded};
+use crossbeam_channel::{Receiver, Sender, TrySendError, bounded, unbounded};
 use rustix::io::Errno;
 use rustix::net::SendFlags;
 use strata_ipc::reader::FrameReader;
@@ -28,16 +35,39 @@ use crate::log;
 
 /// Batches of messages waiting for the core thread, across all connections.
 pub const EVENT_QUEUE: usize = 512;
-/// Frames waiting in one outbox (besides its byte bound).
+/// Frames waiting in one outbox (besides its byte bound), so tiny frames cannot
+/// make the queue's own slots outgrow the bytes they carry. The queue takes memory
+/// for the frames it holds only, in small blocks, and gives it back as they go.
 const OUTBOX_FRAMES: usize = 1 << 20;
+/// Bytes the writer thread gathers before each write to the socket.
+const WRITE_BUFFER: usize = 64 << 10;
 /// Written frames the writer thread hands back for reuse ([`Outbox::send_from`]).
 const SPARE_FRAMES: usize = 8;
 /// The largest buffer kept for reuse: reusing memory spares the kernel zeroing new
 /// pages for every batch (on some virtual machines a host fault each too), and a
 /// burst larger than this gives its memory back.
 pub const KEPT_BUFFER_BYTES: usize = 16 << 20;
-/// How long a new connection has to complete its handshake.
-const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a new connection has to complete its handshake (all of it: a client
+/// sending a byte at a time gets no longer).
+pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
+/// Connections a server keeps open at once unless [`set_max_connections`] says
+/// otherwise: each has two threads, so this bounds threads and memory too.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 256;
+
+/// The process's bound on open connections per server (the servers' command-line
+/// flag `--max-connections` sets it once at start, before any server starts).
+static MAX_CONNECTIONS: AtomicUsize = AtomicUsize::new(DEFAULT_MAX_CONNECTIONS);
+
+/// Sets how many connections each server started afterwards keeps open at once
+/// (at least 1); clients past it are refused with a log line.
+pub fn set_max_connections(max: usize) {
+    MAX_CONNECTIONS.store(max.max(1), Ordering::Relaxed);
+}
+
+/// How many connections a server started now keeps open at once.
+pub fn max_connections() -> usize {
+    MAX_CONNECTIONS.load(Ordering::Relaxed)
+}
 
 /// A connection's number, unique for the life of the process.
 pub type ConnId = u64;
@@ -172,6 +202,9 @@ impl Outbox {
     /// already written out, so a subscriber that lags costs no new memory per batch
     /// either.
     pub fn send_from(&self, pending: &mut Vec<u8>) -> Result<(), OutboxError> {
+        if pending.is_empty() {
+            return Ok(());
+        }
         let _sending = self.sending.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if self.queued.load(Ordering::Acquire) == 0 {
             let flags = SendFlags::DONTWAIT | SendFlags::NOSIGNAL;
@@ -195,7 +228,7 @@ impl Outbox {
         let frame = std::mem::replace(pending, self.spare.try_recv().unwrap_or_default());
         let len = frame.len();
         let queued = self.queued.fetch_add(len, Ordering::AcqRel);
-        if queued + len > self.limit {
+        if queued + len > self.limit || self.tx.len() >= OUTBOX_FRAMES {
             self.queued.fetch_sub(len, Ordering::AcqRel);
             return Err(OutboxError::Full { queued, limit: self.limit });
         }
@@ -237,6 +270,34 @@ pub struct ServerConfig {
     pub outbox_limit: usize,
 }
 
+/// What every connection of one server shares.
+struct Shared {
+    config: ServerConfig,
+    /// Connections open now (handshake included).
+    open: AtomicUsize,
+    /// The bound on `open`, read from [`max_connections`] at start.
+    max_connections: usize,
+    /// Refused connections (bad handshakes, wrong passwords, too many clients) are
+    /// logged through this, at most one line a second.
+    refusals: Mutex<log::Throttle>,
+}
+
+impl Shared {
+    fn refused(&self, peer: SocketAddr, why: impl std::fmt::Display) {
+        let mut throttle = self.refusals.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        throttle.line(self.config.role, || format!("refused {peer}: {why}"));
+    }
+}
+
+/// Counts a connection open until dropped.
+struct OpenSlot<'a>(&'a AtomicUsize);
+
+impl Drop for OpenSlot<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
 /// A listening server: the events of all its connections, and its address.
 pub struct Server {
     /// Where it listens.
@@ -253,13 +314,29 @@ impl Server {
         let listener = TcpListener::bind(&config.listen)
             .map_err(|e| TickError::Other(format!("{}: cannot listen on {}: {e}", config.role, config.listen)))?;
         let addr = listener.local_addr().map_err(|e| TickError::Other(format!("{}: {e}", config.role)))?;
+        if !addr.ip().is_loopback() && config.credentials.is_none() {
+            log::line(
+                config.role,
+                &format!(
+                    "WARNING: listening on {addr}, reachable from other hosts, without --credentials: anyone who \
+                     can reach this port can read every table and send updates; give --credentials FILE of \
+                     user:password lines, or --bind 127.0.0.1 (see SECURITY.md)"
+                ),
+            );
+        }
         let (tx, events) = bounded(EVENT_QUEUE);
         let stop = Arc::new(AtomicBool::new(false));
         let stopping = stop.clone();
-        let config = Arc::new(config);
+        let role = config.role;
+        let shared = Arc::new(Shared {
+            config,
+            open: AtomicUsize::new(0),
+            max_connections: max_connections(),
+            refusals: Mutex::new(log::Throttle::new()),
+        });
         thread::Builder::new()
-            .name(format!("{}-accept", config.role))
-            .spawn(move || accept_loop(listener, config, tx, stopping))
+            .name(format!("{role}-accept"))
+            .spawn(move || accept_loop(listener, shared, tx, stopping))
             .map_err(|e| TickError::Other(format!("cannot start the accept thread: {e}")))?;
         Ok(Server { addr, events, stop })
     }
@@ -272,39 +349,114 @@ impl Server {
     }
 }
 
-fn accept_loop(listener: TcpListener, config: Arc<ServerConfig>, tx: Sender<Event>, stop: Arc<AtomicBool>) {
+fn accept_loop(listener: TcpListener, shared: Arc<Shared>, tx: Sender<Event>, stop: Arc<AtomicBool>) {
     let next_id = AtomicU64::new(1);
     for stream in listener.incoming() {
         if stop.load(Ordering::Acquire) {
             return;
         }
         let Ok(stream) = stream else { continue };
+        if shared.open.fetch_add(1, Ordering::AcqRel) >= shared.max_connections {
+            shared.open.fetch_sub(1, Ordering::AcqRel);
+            if let Ok(peer) = stream.peer_addr() {
+                shared.refused(
+                    peer,
+                    format_args!(
+                        "{} connections are open, the most allowed (--max-connections)",
+                        shared.max_connections
+                    ),
+                );
+            }
+            continue;
+        }
         let id = next_id.fetch_add(1, Ordering::Relaxed);
-        let (config, tx) = (config.clone(), tx.clone());
-        let _ = thread::Builder::new()
-            .name(format!("{}-conn{id}", config.role))
-            .spawn(move || serve_connection(id, stream, &config, tx));
+        let (connection, tx) = (shared.clone(), tx.clone());
+        let spawned = thread::Builder::new().name(format!("{}-conn{id}", shared.config.role)).spawn(move || {
+            let _slot = OpenSlot(&connection.open);
+            serve_connection(id, stream, &connection, tx)
+        });
+        if spawned.is_err() {
+            // The thread never ran, so its slot was never taken back.
+            shared.open.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+}
+
+/// The handshake's side of a new connection: every read waits at most until
+/// `deadline`, so a client sending a byte at a time cannot hold a connection (and
+/// its threads) open past [`HANDSHAKE_TIMEOUT`] without logging in.
+struct HandshakeStream<'a> {
+    stream: &'a TcpStream,
+    deadline: Instant,
+}
+
+impl Read for HandshakeStream<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let timed_out = || {
+            std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                format!("no complete handshake within {} s", HANDSHAKE_TIMEOUT.as_secs()),
+            )
+        };
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(timed_out());
+        }
+        self.stream.set_read_timeout(Some(left))?;
+        match self.stream.read(buf) {
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
+                Err(timed_out())
+            }
+            read => read,
+        }
+    }
+}
+
+impl Write for HandshakeStream<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.stream.write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.stream.flush()
+    }
+}
+
+/// The writer thread's side of a socket the reader also uses (one descriptor for
+/// both: a connection costs one file descriptor).
+struct SharedSocket(Arc<TcpStream>);
+
+impl Write for SharedSocket {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        (&*self.0).write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        (&*self.0).flush()
     }
 }
 
 /// Handshake, writer thread, then the read loop.
-fn serve_connection(id: ConnId, mut stream: TcpStream, config: &ServerConfig, tx: Sender<Event>) {
+fn serve_connection(id: ConnId, stream: TcpStream, shared: &Shared, tx: Sender<Event>) {
+    let config = &shared.config;
     let peer = match stream.peer_addr() {
         Ok(p) => p,
         Err(_) => return,
     };
-    let _ = stream.set_read_timeout(Some(HANDSHAKE_TIMEOUT));
-    let user = match handshake::accept(&mut stream, config.credentials.as_ref()) {
+    let mut handshake_stream = HandshakeStream { stream: &stream, deadline: Instant::now() + HANDSHAKE_TIMEOUT };
+    let user = match handshake::accept(&mut handshake_stream, config.credentials.as_ref()) {
         Ok(p) => p.user,
         Err(e) => {
-            log::line(config.role, &format!("refused {peer}: {e}"));
+            shared.refused(peer, e);
             return;
         }
     };
     let _ = stream.set_read_timeout(None);
     let _ = stream.set_nodelay(true);
-    let (Ok(write_half), Ok(read_half)) = (stream.try_clone(), stream.try_clone()) else { return };
-    let (frames_tx, frames_rx) = bounded::<Vec<u8>>(OUTBOX_FRAMES);
+    let socket = Arc::new(stream);
+    // Unbounded in frames (bounded by `OUTBOX_FRAMES` and the byte limit when
+    // sending): memory for frames queued only, none for an idle connection.
+    let (frames_tx, frames_rx) = unbounded::<Vec<u8>>();
     let (spare_tx, spare_rx) = bounded::<Vec<u8>>(SPARE_FRAMES);
     let outbox = Outbox {
         id,
@@ -312,24 +464,25 @@ fn serve_connection(id: ConnId, mut stream: TcpStream, config: &ServerConfig, tx
         queued: Arc::new(AtomicUsize::new(0)),
         limit: config.outbox_limit,
         remote: !peer.ip().is_loopback(),
-        socket: Arc::new(stream),
+        socket: socket.clone(),
         sent_bytes: Arc::new(AtomicU64::new(0)),
         spare: spare_rx,
         sending: Arc::new(Mutex::new(())),
     };
     let (queued, sent) = (outbox.queued.clone(), outbox.sent_bytes.clone());
+    let write_half = SharedSocket(socket.clone());
     let _ = thread::Builder::new()
         .name(format!("{}-send{id}", config.role))
         .spawn(move || write_loop(write_half, frames_rx, spare_tx, queued, sent));
     if tx.send(Event::Opened { id, peer, user, outbox: outbox.clone() }).is_err() {
         return;
     }
-    let reason = read_loop(id, read_half, config.max_message, &tx);
+    let reason = read_loop(id, &socket, config.max_message, &tx);
     outbox.close();
     let _ = tx.send(Event::Closed { id, reason });
 }
 
-fn read_loop(id: ConnId, stream: TcpStream, max_message: usize, tx: &Sender<Event>) -> String {
+fn read_loop(id: ConnId, stream: &TcpStream, max_message: usize, tx: &Sender<Event>) -> String {
     let mut reader = FrameReader::new(stream, max_message);
     loop {
         match reader.fill() {
@@ -360,14 +513,17 @@ fn read_loop(id: ConnId, stream: TcpStream, max_message: usize, tx: &Sender<Even
 /// the emptied buffers back through `spare` (when there is room and they are not
 /// over [`KEPT_BUFFER_BYTES`]).
 fn write_loop(
-    stream: TcpStream,
+    stream: SharedSocket,
     frames: Receiver<Vec<u8>>,
     spare: Sender<Vec<u8>>,
     queued: Arc<AtomicUsize>,
     sent: Arc<AtomicU64>,
 ) {
-    let mut writer = BufWriter::with_capacity(1 << 16, stream);
-    while let Ok(frame) = frames.recv() {
+    // The buffer is made when there is something to write: an idle connection has none.
+    let Ok(first) = frames.recv() else { return };
+    let mut writer = BufWriter::with_capacity(WRITE_BUFFER, stream);
+    let mut next = Some(first);
+    while let Some(frame) = next.take().or_else(|| frames.recv().ok()) {
         let mut batch = vec![frame];
         while let Ok(more) = frames.try_recv() {
             batch.push(more);

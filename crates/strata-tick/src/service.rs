@@ -1,7 +1,7 @@
 //! The query side of an RDB or HDB: one thread answers every client's requests in
 //! arrival order ([`crate::query`]), replying to sync requests and logging refused
-//! async ones. A request that fails, in any way, is an error reply; the thread goes
-//! on serving.
+//! async ones (at most one line a second per connection, [`log::Throttle`]). A
+//! request that fails, in any way, is an error reply; the thread goes on serving.
 
 use std::collections::HashMap;
 use std::thread::JoinHandle;
@@ -20,12 +20,12 @@ pub fn serve(
     mut queries: Box<dyn Queries + Send>,
 ) -> std::io::Result<JoinHandle<()>> {
     std::thread::Builder::new().name(format!("{role}-queries")).spawn(move || {
-        let mut clients: HashMap<u64, Outbox> = HashMap::new();
+        let mut clients: HashMap<u64, Client> = HashMap::new();
         while let Ok(event) = server.events.recv() {
             match event {
                 Event::Opened { id, peer, user, outbox } => {
                     log::line(role, &format!("query connection {id} from {peer} (user {user:?})"));
-                    clients.insert(id, outbox);
+                    clients.insert(id, Client { outbox, log: log::Throttle::new() });
                 }
                 Event::Closed { id, reason } => {
                     clients.remove(&id);
@@ -37,7 +37,9 @@ pub fn serve(
                             .map_err(|e| e.to_string())
                             .and_then(Request::from_message)
                             .and_then(|request| answer(queries.as_mut(), request));
-                        reply(role, &clients, id, header.kind, result);
+                        if let Some(client) = clients.get_mut(&id) {
+                            reply(role, client, id, header.kind, result);
+                        }
                     }
                 }
             }
@@ -45,17 +47,23 @@ pub fn serve(
     })
 }
 
-fn reply(role: &str, clients: &HashMap<u64, Outbox>, id: u64, kind: MessageKind, result: Result<K, String>) {
+/// A query connection: where its replies go, and its log lines' throttle.
+struct Client {
+    outbox: Outbox,
+    log: log::Throttle,
+}
+
+fn reply(role: &str, client: &mut Client, id: u64, kind: MessageKind, result: Result<K, String>) {
     match (kind, result) {
         (MessageKind::Sync, result) => {
-            if let Some(outbox) = clients.get(&id) {
-                let value = result.unwrap_or_else(K::Error);
-                if outbox.send_value(MessageKind::Response, &value).is_err() {
-                    log::line(role, &format!("connection {id}: reply dropped, its queue is full"));
-                }
+            let value = result.unwrap_or_else(K::Error);
+            if client.outbox.send_value(MessageKind::Response, &value).is_err() {
+                client.log.line(role, || format!("connection {id}: reply dropped, its queue is full"));
             }
         }
-        (_, Err(error)) => log::line(role, &format!("refused an async request from connection {id}: {error}")),
+        (_, Err(error)) => {
+            client.log.line(role, || format!("refused an async request from connection {id}: {error}"));
+        }
         (_, Ok(_)) => {}
     }
 }

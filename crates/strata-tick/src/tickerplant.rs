@@ -94,7 +94,7 @@ impl TickerplantConfig {
         TickerplantConfig {
             schema,
             journal_dir,
-            listen: "0.0.0.0:5010".into(),
+            listen: "127.0.0.1:5010".into(),
             batch: None,
             write_mode: WriteMode::Group,
             fsync: FsyncPolicy::None,
@@ -183,7 +183,7 @@ struct Tickerplant {
     tppub: Latency,
     /// Updates refused because their journal write failed.
     journal_refused: u64,
-    refusals: log::Throttled,
+    refusals: log::Throttle,
 }
 
 /// Why an update was not taken.
@@ -230,7 +230,7 @@ impl Tickerplant {
             tplog: Latency::default(),
             tppub: Latency::default(),
             journal_refused: 0,
-            refusals: log::Throttled::default(),
+            refusals: log::Throttle::new(),
         };
         tp.open_journal()?;
         Ok(tp)
@@ -485,8 +485,7 @@ impl Tickerplant {
         if let Err(e) = logged {
             update.clear();
             *journal_refused += 1;
-            refusals
-                .event("tp", 1, |n| format!("journal write failed, {n} updates refused since the last such line: {e}"));
+            refusals.line("tp", || format!("journal write failed, an update refused: {e}"));
             return Err(Refused::Unjournaled(format!("journal write failed, update refused: {e}")));
         }
         let publishing = timed.then(Instant::now);
@@ -569,9 +568,7 @@ impl Tickerplant {
         self.staged.iter_mut().for_each(WireColumns::clear);
         self.published_records = self.published_records.min(journal.records());
         self.journal_refused += refused;
-        self.refusals.event("tp", refused, |n| {
-            format!("journal write failed, {n} updates refused since the last such line: {error}")
-        });
+        self.refusals.line("tp", || format!("journal write failed, {refused} updates refused: {error}"));
         Some(format!("journal write failed, update refused: {error}"))
     }
 

@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use clap::Args;
 use strata_query::datafusion::arrow::array::RecordBatch;
+use strata_query::datafusion::arrow::datatypes::SchemaRef;
 use strata_query::output::{Format, write, write_parquet};
 use strata_query::{Engine, EngineOptions};
 
@@ -28,34 +29,32 @@ pub struct SqlArgs {
     /// Fail queries whose sorts, aggregations and joins need more memory (e.g. 2G).
     #[arg(long)]
     memory_limit: Option<String>,
+    /// Also run statements that write or reach files: CREATE [EXTERNAL] TABLE,
+    /// CREATE VIEW, DROP, INSERT, COPY ... TO, SET. Off by default: queries only.
+    #[arg(long)]
+    allow_write: bool,
 }
 
 /// Runs `strata sql`.
 pub fn run(args: SqlArgs) -> CliResult {
-    let mut options = EngineOptions::default();
+    let mut options = EngineOptions { allow_write: args.allow_write, ..EngineOptions::default() };
     if let Some(limit) = &args.memory_limit {
         options.memory_limit = Some(parse_bytes(limit)?);
     }
     let engine = Engine::open_with(&args.db, &options)?;
     match &args.query {
         Some(query) => {
-            let batches = engine.sql(query).map_err(|e| with_caret(query, &e.to_string()))?;
-            emit(&engine, &batches, query, args.format, args.out.as_ref())
+            let (schema, batches) = engine.sql_with_schema(query).map_err(|e| with_caret(query, &e.to_string()))?;
+            emit(&schema, &batches, args.format, args.out.as_ref())
         }
         None => shell(&engine, &args),
     }
 }
 
 /// Prints or saves one result.
-fn emit(engine: &Engine, batches: &[RecordBatch], query: &str, format: Format, out: Option<&PathBuf>) -> CliResult {
+fn emit(schema: &SchemaRef, batches: &[RecordBatch], format: Format, out: Option<&PathBuf>) -> CliResult {
     match (format, out) {
-        (Format::Parquet, Some(path)) => {
-            let schema = match batches.first() {
-                Some(b) => b.schema(),
-                None => engine.schema_of(query)?,
-            };
-            Ok(write_parquet(batches, &schema, path)?)
-        }
+        (Format::Parquet, Some(path)) => Ok(write_parquet(batches, schema, path)?),
         (_, Some(path)) => Ok(write(batches, format, &mut std::fs::File::create(path)?)?),
         (_, None) => Ok(write(batches, format, &mut std::io::stdout().lock())?),
     }

@@ -18,19 +18,55 @@ use strata_tick::tickerplant::{self, TickerplantConfig};
 
 use super::CliResult;
 
+/// The user a client process logs in as; its password never on the command line.
+#[derive(Args)]
+pub struct UserArgs {
+    /// User name sent to the servers this process connects to (the name only: the
+    /// password comes from --password-file or STRATA_PASSWORD).
+    #[arg(long, default_value = "")]
+    user: String,
+    /// File whose first line is the password, or `user:password`.
+    #[arg(long)]
+    password_file: Option<PathBuf>,
+}
+
+/// The environment variable a client process takes its password (or
+/// `user:password`) from when no --password-file is given.
+const PASSWORD_ENV: &str = "STRATA_PASSWORD";
+
+impl UserArgs {
+    /// The `user:password` to send.
+    fn user_password(&self) -> Result<String, Box<dyn std::error::Error>> {
+        let secret = match &self.password_file {
+            Some(path) => {
+                Some(std::fs::read_to_string(path).map_err(|e| format!("--password-file {}: {e}", path.display()))?)
+            }
+            None => std::env::var(PASSWORD_ENV).ok(),
+        };
+        Ok(strata_ipc::handshake::login(&self.user, secret.as_deref())?)
+    }
+}
+
 /// Options every server shares.
 #[derive(Args)]
 pub struct ServeArgs {
-    /// Interface to listen on.
-    #[arg(long, default_value = "0.0.0.0")]
+    /// Interface to listen on: loopback unless told otherwise (e.g. `0.0.0.0` for
+    /// every interface; then give --credentials, or the server warns at start).
+    #[arg(long, default_value = "127.0.0.1")]
     bind: String,
     /// File of `user:password` lines; when given, other users are refused.
     #[arg(long)]
     credentials: Option<PathBuf>,
+    /// Connections kept open at once; clients past it are refused and logged.
+    #[arg(long, default_value_t = strata_tick::server::DEFAULT_MAX_CONNECTIONS)]
+    max_connections: usize,
 }
 
 impl ServeArgs {
+    /// The address to listen on; also sets the process's connection bound, which
+    /// every server started afterwards applies.
     fn listen(&self, port: u16) -> String {
+        strata_tick::server::set_max_connections(self.max_connections);
         format!("{}:{port}", self.bind)
     }
 
@@ -119,9 +155,9 @@ pub struct RdbArgs {
     /// Compression at end of day: a table spec file, or a directory of `<table>.toml`.
     #[arg(long)]
     table_spec: Option<PathBuf>,
-    /// `user:password` for the tickerplant and HDBs.
-    #[arg(long, default_value = "")]
-    user: String,
+    // How to log in to the tickerplant and HDBs.
+    #[command(flatten)]
+    login: UserArgs,
     /// MiB that SQL may hold for sorts, aggregations and joins (0: no limit).
     #[arg(long, default_value_t = 1024)]
     query_memory_mb: usize,
@@ -138,7 +174,7 @@ fn query_memory(mb: usize) -> Option<usize> {
 pub fn run_rdb(args: RdbArgs) -> CliResult {
     let handle = rdb::start(RdbConfig {
         tp: args.tp,
-        user_password: args.user,
+        user_password: args.login.user_password()?,
         db: args.db,
         listen: Some(args.serve.listen(args.port)),
         credentials: args.serve.credentials()?,
@@ -190,9 +226,9 @@ pub struct CtpArgs {
     /// Publish every T milliseconds instead of per update.
     #[arg(long)]
     batch_ms: Option<u64>,
-    /// `user:password` for upstream.
-    #[arg(long, default_value = "")]
-    user: String,
+    // How to log in upstream.
+    #[command(flatten)]
+    login: UserArgs,
     /// Bytes a subscriber's queue may hold before the policy applies.
     #[arg(long, default_value_t = 64 << 20)]
     subscriber_queue_bytes: usize,
@@ -207,7 +243,7 @@ pub struct CtpArgs {
 pub fn run_ctp(args: CtpArgs) -> CliResult {
     let handle = chained::start(ChainedConfig {
         upstream: args.tp,
-        user_password: args.user,
+        user_password: args.login.user_password()?,
         listen: args.serve.listen(args.port),
         batch: args.batch_ms.filter(|&ms| ms > 0).map(Duration::from_millis),
         credentials: args.serve.credentials()?,
@@ -261,9 +297,9 @@ pub struct FeedArgs {
     /// Send each row's time (UTC time of day) instead of letting the tickerplant add it.
     #[arg(long)]
     stamp_time: bool,
-    /// `user:password` for the tickerplant.
-    #[arg(long, default_value = "")]
-    user: String,
+    // How to log in to the tickerplant.
+    #[command(flatten)]
+    login: UserArgs,
 }
 
 /// Runs `strata feed` and prints what it sent.
@@ -274,7 +310,7 @@ pub fn run_feed(args: FeedArgs) -> CliResult {
     }
     let config = FeedConfig {
         tp: args.tp,
-        user_password: args.user,
+        user_password: args.login.user_password()?,
         table: args.table,
         rows: args.rows.max(1),
         updates: args.updates,

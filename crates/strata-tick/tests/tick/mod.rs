@@ -7,5 +7,6 @@ mod journal;
 mod pubsub;
 mod rdb_hdb;
 mod restart;
+mod security;
 mod sql;
 mod unwritten;

@@ -6,8 +6,21 @@
 //! (symbols, strings, integers, dates). Text that is a SQL statement ([`is_sql`]) is
 //! a call of `.s.e` with that text, as kdb+'s SQL interface has it. Anything else is
 //! an error naming the text.
+//!
+//! Any client can send text, so parsing is bounded: brackets and applications nest
+//! at most [`MAX_REQUEST_DEPTH`] deep (a message of a million `(` is an error, not a
+//! stack overflow), and errors quote at most [`QUOTED_TEXT`] bytes of it. The text
+//! itself is as long as the message bound lets it be; parsing is linear in it.
 
-use strata_ipc::{Atom, K, Vector};
+use crate::{Atom, K, Vector};
+
+/// How deep brackets, parentheses and applications (`f g h x`) may nest in q text:
+/// far beyond any request Strata understands, far below what overflows a thread's
+/// stack (the parser takes a few hundred bytes of stack per level).
+pub const MAX_REQUEST_DEPTH: usize = 64;
+/// Bytes of the text quoted in an error: enough to recognise it, not a copy of a
+/// megabyte message in every log line.
+pub const QUOTED_TEXT: usize = 80;
 
 /// Resolves one function call of a request: name and evaluated arguments.
 pub type Resolver<'a> = dyn FnMut(&str, Vec<K>) -> Result<K, String> + 'a;
@@ -80,7 +93,7 @@ pub fn parse(text: &str) -> Result<Request, String> {
     if let Some(dir) = text.trim().strip_prefix("\\l") {
         return Ok(Request::Call("\\l".into(), vec![Request::Value(K::string(dir.trim()))]));
     }
-    let mut p = Parser { s: text.trim().as_bytes(), i: 0, text };
+    let mut p = Parser { s: text.trim().as_bytes(), i: 0, text, depth: 0 };
     let request = p.expr()?;
     p.skip_space();
     if p.i != p.s.len() {
@@ -93,11 +106,36 @@ struct Parser<'a> {
     s: &'a [u8],
     i: usize,
     text: &'a str,
+    /// Expressions open around the one being read.
+    depth: usize,
 }
 
 impl Parser<'_> {
     fn fail(&self, wanted: &str) -> String {
-        format!("cannot evaluate {:?}: expected {wanted} at character {}", self.text, self.i + 1)
+        format!("cannot evaluate {}: expected {wanted} at character {}", self.quoted(), self.i + 1)
+    }
+
+    /// The text in quotes, cut to [`QUOTED_TEXT`] bytes.
+    fn quoted(&self) -> String {
+        match self.text.char_indices().nth(QUOTED_TEXT) {
+            Some((cut, _)) => format!("{:?}... ({} bytes)", &self.text[..cut], self.text.len()),
+            None => format!("{:?}", self.text),
+        }
+    }
+
+    /// One expression, at most [`MAX_REQUEST_DEPTH`] inside others.
+    fn expr(&mut self) -> Result<Request, String> {
+        if self.depth >= MAX_REQUEST_DEPTH {
+            return Err(format!(
+                "cannot evaluate {}: expressions nest deeper than {MAX_REQUEST_DEPTH} levels at character {}",
+                self.quoted(),
+                self.i + 1
+            ));
+        }
+        self.depth += 1;
+        let request = self.nested_expr();
+        self.depth -= 1;
+        request
     }
 
     fn peek(&self) -> Option<u8> {
@@ -131,7 +169,7 @@ impl Parser<'_> {
         out
     }
 
-    fn expr(&mut self) -> Result<Request, String> {
+    fn nested_expr(&mut self) -> Result<Request, String> {
         self.skip_space();
         match self.peek() {
             Some(b'(') => {
@@ -229,7 +267,7 @@ impl Parser<'_> {
             return Ok(Request::Value(K::Atom(Atom::Long(n))));
         }
         match text.parse::<strata_store::Date>() {
-            Ok(d) => Ok(Request::Value(K::Atom(Atom::Date(d.0 - strata_ipc::value::EPOCH_OFFSET_DAYS)))),
+            Ok(d) => Ok(Request::Value(K::Atom(Atom::Date(d.0 - crate::value::EPOCH_OFFSET_DAYS)))),
             Err(_) => Err(self.fail("an integer or a date")),
         }
     }
@@ -281,6 +319,25 @@ mod tests {
             parse("select from trade").unwrap(),
             call("select", vec![call("from", vec![call("trade", vec![])])])
         );
+    }
+
+    #[test]
+    fn nesting_is_bounded_and_errors_quote_little() {
+        let deep = |n: usize| format!("{}1{}", "(".repeat(n), ")".repeat(n));
+        let mut nested = K::Atom(Atom::Long(1));
+        for _ in 0..MAX_REQUEST_DEPTH - 1 {
+            nested = K::List(vec![nested]);
+        }
+        assert_eq!(parse(&deep(MAX_REQUEST_DEPTH - 1)).unwrap().eval(&mut |_, _| Ok(K::Identity)), Ok(nested));
+        let err = parse(&deep(MAX_REQUEST_DEPTH)).unwrap_err();
+        assert!(err.contains("deeper than 64 levels at character 65"), "{err}");
+        // A million of them: an error, not a stack overflow, and not a megabyte long.
+        for text in ["(".repeat(1 << 20), "f ".repeat(1 << 20), "f[".repeat(1 << 20)] {
+            let err = parse(&text).unwrap_err();
+            assert!(err.contains("deeper than 64") && err.len() < 300, "{err}");
+        }
+        let err = parse(&format!("{{{}", "x".repeat(1000))).unwrap_err();
+        assert!(err.contains("(1001 bytes)") && err.len() < 300, "{err}");
     }
 
     #[test]
