@@ -10,6 +10,7 @@ pub mod arrow;
 pub mod attribute;
 pub mod column;
 mod column_data;
+pub mod column_order;
 mod config;
 mod database;
 mod date;
@@ -22,6 +23,7 @@ mod sym;
 mod table;
 mod table_spec;
 mod types;
+pub mod verify;
 
 pub use column_data::{Column, SymbolDomain};
 pub use config::{CONFIG_FILE, DbConfig};
@@ -31,7 +33,7 @@ pub use durable::{AtomicFile, Durability, is_temp_name, sync_parent, write_atomi
 pub use error::{Result, StoreError};
 pub use maintenance::{PathKind, classify, convert_path, stats_path};
 pub use splayed::{COLUMN_ORDER_FILE, ColumnStats, SplayedTable, WriteOptions, string_data_path, write_splayed};
-pub use sym::SymFile;
+pub use sym::{RecordStatus, SymCheck, SymFile, SymRecord};
 pub use table::{Table, is_valid_name};
 pub use table_spec::TableSpec;
 pub use types::{Attribute, ColumnType};
