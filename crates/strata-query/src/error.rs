@@ -16,6 +16,15 @@ pub enum QueryError {
     /// The request itself is invalid (a bad table name, an unsupported form).
     #[error("{0}")]
     Invalid(String),
+    /// The query hit a bug: something inside the engine panicked. The panic stayed
+    /// inside the engine, which goes on serving; the message names the query.
+    #[error("query failed on an internal error (a bug, please report it): {message}\n  query: {query}")]
+    Panicked {
+        /// The statement that was running.
+        query: String,
+        /// The panic's message.
+        message: String,
+    },
 }
 
 impl From<DataFusionError> for QueryError {

@@ -3,6 +3,7 @@
 
 mod bench_io;
 mod common;
+mod integrity;
 mod sql;
 mod storage;
 mod taq_zip;
