@@ -19,6 +19,7 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
+    report_panics_briefly();
     let cli = Cli::parse();
     match commands::run(cli.command) {
         Ok(()) => ExitCode::SUCCESS,
@@ -27,4 +28,24 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// A panic is a bug. Unless `RUST_BACKTRACE` asks for the full report, it is printed
+/// as one line saying where it happened (for a bug report), without the default
+/// backtrace hint; the query engine turns a query's panic into an error of its own,
+/// so `strata sql` then ends with `strata: error: ...` and a failure status.
+fn report_panics_briefly() {
+    if std::env::var_os("RUST_BACKTRACE").is_some() {
+        return;
+    }
+    std::panic::set_hook(Box::new(|info| {
+        let payload = info.payload();
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        let at = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
+        eprintln!("strata: internal error{at}: {message}");
+    }));
 }

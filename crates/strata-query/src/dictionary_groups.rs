@@ -61,6 +61,13 @@ impl Codebook {
     fn encode(&self, array: &ArrayRef) -> Result<UInt32Array> {
         let dict = array.as_any_dictionary();
         let values = dict.values();
+        if values.is_empty() {
+            // Only an all-null column has an empty dictionary: the rows an outer join
+            // found no match for arrive so (arrow's `new_null_array`). They code as
+            // nulls, and their empty dictionary must not become the first (arrow's
+            // `normalized_keys` asserts a non-empty one).
+            return Ok(UInt32Array::new_null(array.len()));
+        }
         let first = self.first.get_or_init(|| values.clone());
         if Arc::ptr_eq(first, values) || first.to_data().ptr_eq(&values.to_data()) {
             let keys = cast(dict.keys(), &DataType::UInt32)?;
@@ -296,6 +303,26 @@ mod tests {
         let decoded = book.decode(&codes, &to).unwrap();
         assert_eq!(decoded.data_type(), &to);
         assert_eq!(text(&decoded), [Some("E".into()), Some("A".into()), None, Some("D".into())]);
+    }
+
+    #[test]
+    fn all_null_columns_with_an_empty_dictionary_code_as_nulls() {
+        let to = DataType::Dictionary(Box::new(DataType::UInt32), Box::new(DataType::Utf8));
+        let unmatched = datafusion::arrow::array::new_null_array(&to, 3);
+        let syms: ArrayRef = Arc::new(StringArray::from(vec!["A", "B"]));
+        // Before and after a real dictionary: neither order may panic.
+        for order in [
+            [dictionary(vec![Some(1)], &syms), unmatched.clone()],
+            [unmatched.clone(), dictionary(vec![Some(1)], &syms)],
+        ] {
+            let book = Codebook::default();
+            let codes: Vec<UInt32Array> = order.iter().map(|a| book.encode(a).unwrap()).collect();
+            let nulls = codes.iter().find(|c| c.len() == 3).unwrap();
+            assert_eq!(nulls.null_count(), 3);
+            let one = codes.iter().find(|c| c.len() == 1).unwrap();
+            let decoded = book.decode(&(Arc::new(one.clone()) as ArrayRef), &to).unwrap();
+            assert_eq!(text(&decoded), [Some("B".into())]);
+        }
     }
 
     #[test]

@@ -88,6 +88,32 @@ fn refuse_writes(plan: &LogicalPlan) -> Result<()> {
     })
 }
 
+/// Runs the work of statement `query`, turning a panic inside it into
+/// [`QueryError::Panicked`]: one raised while polling here, one DataFusion resumes
+/// here from a task it spawned, or a task's panic it reports as a join error. The
+/// panic hook has already run (its message goes to standard error); callers get an
+/// error naming the query and keep a working engine.
+async fn guarded<T>(query: &str, work: impl std::future::Future<Output = Result<T>>) -> Result<T> {
+    use futures::FutureExt;
+    let panicked = |message: String| QueryError::Panicked { query: query.to_string(), message };
+    match std::panic::AssertUnwindSafe(work).catch_unwind().await {
+        Ok(Err(QueryError::DataFusion(e))) => match e.find_root() {
+            datafusion::error::DataFusionError::ExecutionJoin(join) if join.is_panic() => {
+                Err(panicked(join.to_string()))
+            }
+            _ => Err(QueryError::DataFusion(e)),
+        },
+        Ok(result) => result,
+        Err(payload) => Err(panicked(
+            payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic without a message".to_string()),
+        )),
+    }
+}
+
 /// SQL over a Strata database and in-memory tables.
 ///
 /// Identifiers are case-sensitive and not folded to lower case, as in q: columns
@@ -239,39 +265,44 @@ impl Engine {
         self.runtime.block_on(self.sql_async(sql))
     }
 
-    /// Runs one SQL statement.
+    /// Runs one SQL statement. A panic inside the engine is
+    /// [`QueryError::Panicked`], not a panic of the caller.
     pub async fn sql_async(&self, sql: &str) -> Result<Vec<RecordBatch>> {
-        let frame = self.dataframe(sql).await?;
-        frame.collect().await.map_err(|e| self.explain_error(e.into()))
+        guarded(sql, async {
+            let frame = self.dataframe(sql).await?;
+            frame.collect().await.map_err(|e| self.explain_error(e.into()))
+        })
+        .await
     }
 
     /// Runs one SQL statement: its result's schema and its rows, from one plan (so
     /// an empty result still has its columns, and a statement is never planned
     /// twice: a second plan of a `DROP` that ran would report the table missing).
+    /// A panic inside the engine is [`QueryError::Panicked`].
     pub fn sql_with_schema(&self, sql: &str) -> Result<(arrow_schema::SchemaRef, Vec<RecordBatch>)> {
-        self.runtime.block_on(async {
+        self.runtime.block_on(guarded(sql, async {
             let frame = self.dataframe(sql).await?;
             let schema = Arc::new(frame.schema().as_arrow().clone());
             let batches = frame.collect().await.map_err(|e| self.explain_error(e.into()))?;
             Ok((schema, batches))
-        })
+        }))
     }
 
     /// The schema a statement's result has, without running it.
     pub fn schema_of(&self, sql: &str) -> Result<arrow_schema::SchemaRef> {
-        self.runtime.block_on(async {
+        self.runtime.block_on(guarded(sql, async {
             let frame = self.dataframe(sql).await?;
             Ok(std::sync::Arc::new(frame.schema().as_arrow().clone()))
-        })
+        }))
     }
 
     /// The physical plan of a statement, as `EXPLAIN` prints it.
     pub fn explain(&self, sql: &str) -> Result<String> {
-        self.runtime.block_on(async {
+        self.runtime.block_on(guarded(sql, async {
             let frame = self.dataframe(sql).await?;
             let plan = frame.create_physical_plan().await.map_err(QueryError::from)?;
             Ok(datafusion::physical_plan::displayable(plan.as_ref()).indent(true).to_string())
-        })
+        }))
     }
 
     /// Plans one SQL statement, ASOF and WINDOW JOIN included, as a DataFusion data frame.

@@ -20,6 +20,15 @@ pub enum QueryError {
     /// engine's tables (see `EngineOptions::allow_write`).
     #[error("refused: {0}")]
     Refused(String),
+    /// The query hit a bug: something inside the engine panicked. The panic stayed
+    /// inside the engine, which goes on serving; the message names the query.
+    #[error("query failed on an internal error (a bug, please report it): {message}\n  query: {query}")]
+    Panicked {
+        /// The statement that was running.
+        query: String,
+        /// The panic's message.
+        message: String,
+    },
 }
 
 impl From<DataFusionError> for QueryError {

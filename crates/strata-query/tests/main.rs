@@ -6,6 +6,7 @@ mod query {
     pub mod data;
     pub mod errors;
     pub mod functions;
+    pub mod integrity;
     pub mod pushdown;
     pub mod read_only;
     pub mod window;

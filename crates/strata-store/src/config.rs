@@ -5,6 +5,9 @@
 //! default = "zstd:1"     # like kdb+'s .z.zd: the spec for columns nobody specified
 //! [write]
 //! durability = "fsync"   # or "rename": skip fsync (faster, not power-cut safe)
+//! [read]
+//! verify_plain_checksums = false   # true: check a plain column's values checksum
+//!                                  # when it is opened (reads the whole file once)
 //! ```
 
 use std::path::Path;
@@ -25,11 +28,16 @@ pub struct DbConfig {
     pub default_spec: CompressionSpec,
     /// How far each write goes before it counts as done.
     pub durability: Durability,
+    /// Whether readers check a plain column file's values against its checksum when
+    /// they open it. Off by default: it reads every page of the file up front, where a
+    /// query would touch only the rows it needs (compressed blocks are always checked,
+    /// as each is read). Headers and lengths are checked on every open regardless.
+    pub verify_plain_checksums: bool,
 }
 
 impl Default for DbConfig {
     fn default() -> DbConfig {
-        DbConfig { default_spec: CompressionSpec::none(), durability: Durability::Fsync }
+        DbConfig { default_spec: CompressionSpec::none(), durability: Durability::Fsync, verify_plain_checksums: false }
     }
 }
 
@@ -39,6 +47,8 @@ struct ConfigFile {
     compression: CompressionSection,
     #[serde(default)]
     write: WriteSection,
+    #[serde(default)]
+    read: ReadSection,
 }
 
 #[derive(Serialize, Deserialize, Default)]
@@ -51,6 +61,13 @@ struct CompressionSection {
 struct WriteSection {
     #[serde(default)]
     durability: Durability,
+}
+
+#[derive(Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct ReadSection {
+    #[serde(default)]
+    verify_plain_checksums: bool,
 }
 
 impl DbConfig {
@@ -68,7 +85,11 @@ impl DbConfig {
             Some(s) => s.parse().map_err(|e: strata_codec::CodecError| invalid(format!("compression.default: {e}")))?,
             None => CompressionSpec::none(),
         };
-        Ok(DbConfig { default_spec, durability: file.write.durability })
+        Ok(DbConfig {
+            default_spec,
+            durability: file.write.durability,
+            verify_plain_checksums: file.read.verify_plain_checksums,
+        })
     }
 
     /// Writes `root/strata.toml` atomically.
@@ -76,6 +97,7 @@ impl DbConfig {
         let file = ConfigFile {
             compression: CompressionSection { default: Some(self.default_spec.to_string()) },
             write: WriteSection { durability: self.durability },
+            read: ReadSection { verify_plain_checksums: self.verify_plain_checksums },
         };
         let text = toml::to_string(&file).expect("config serialises");
         std::fs::create_dir_all(root).at(root)?;
@@ -91,9 +113,16 @@ mod tests {
     fn config_round_trips_and_reports_bad_specs() {
         let dir = tempfile::tempdir().unwrap();
         assert_eq!(DbConfig::load(dir.path()).unwrap(), DbConfig::default());
-        let config = DbConfig { default_spec: "zstd:1".parse().unwrap(), durability: Durability::Rename };
+        let config = DbConfig {
+            default_spec: "zstd:1".parse().unwrap(),
+            durability: Durability::Rename,
+            verify_plain_checksums: true,
+        };
         config.save(dir.path()).unwrap();
         assert_eq!(DbConfig::load(dir.path()).unwrap(), config);
+        std::fs::write(dir.path().join(CONFIG_FILE), "[read]\nverify_plain_checksum = true\n").unwrap();
+        let err = DbConfig::load(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("verify_plain_checksum"), "a misspelt option is refused, not ignored: {err}");
         std::fs::write(dir.path().join(CONFIG_FILE), "[compression]\ndefault = \"zip\"\n").unwrap();
         let err = DbConfig::load(dir.path()).unwrap_err().to_string();
         assert!(err.contains("strata.toml") && err.contains("'zip'"), "{err}");

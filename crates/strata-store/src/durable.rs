@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{IoContext, Result};
+use crate::error::{IoContext, Result, StoreError};
 
 /// How far a write goes before it is considered done.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -39,7 +39,11 @@ impl AtomicFile {
         let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let unique = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
         let temp = target.with_file_name(format!(".{name}.tmp.{}.{unique}", std::process::id()));
-        let file = File::create(&temp).at(&temp)?;
+        let file = File::create(&temp).map_err(|source| StoreError::Write {
+            path: final_path(target),
+            temp: temp.clone(),
+            source,
+        })?;
         Ok(AtomicFile {
             target: target.to_path_buf(),
             temp,
@@ -50,16 +54,23 @@ impl AtomicFile {
 
     /// Appends bytes.
     pub fn write_all(&mut self, bytes: &[u8]) -> Result<()> {
-        self.writer.as_mut().expect("not committed").write_all(bytes).at(&self.temp)
+        let written = self.writer.as_mut().expect("not committed").write_all(bytes);
+        written.map_err(|source| self.write_failed(source))
+    }
+
+    /// The error of a failed write, naming the file by its final name.
+    fn write_failed(&self, source: std::io::Error) -> StoreError {
+        StoreError::Write { path: final_path(&self.target), temp: self.temp.clone(), source }
     }
 
     /// Flushes, syncs as the durability asks, and renames over the target.
     pub fn commit(mut self) -> Result<()> {
         let writer = self.writer.as_mut().expect("committed once");
-        writer.flush().at(&self.temp)?;
-        if self.durability == Durability::Fsync {
-            writer.get_ref().sync_all().at(&self.temp)?;
+        let mut done = writer.flush();
+        if self.durability == Durability::Fsync && done.is_ok() {
+            done = writer.get_ref().sync_all();
         }
+        done.map_err(|source| self.write_failed(source))?;
         fs::rename(&self.temp, &self.target).at(&self.target)?;
         // Renamed: nothing is left for Drop to clean up.
         self.writer = None;
@@ -113,6 +124,21 @@ pub(crate) fn open_rw(path: &Path) -> Result<File> {
     OpenOptions::new().read(true).write(true).open(path).at(path)
 }
 
+/// The name `path` has once complete: every temporary component `.NAME.tmp.*` (an
+/// [`AtomicFile`]'s, or the staging directory of a table being written) becomes
+/// `NAME`, so errors name the table and column a user knows.
+pub fn final_path(path: &Path) -> PathBuf {
+    path.components()
+        .map(|part| {
+            let text = part.as_os_str().to_string_lossy();
+            match text.strip_prefix('.').and_then(|rest| rest.split_once(".tmp.")) {
+                Some((name, _)) if !name.is_empty() => std::ffi::OsString::from(name),
+                _ => part.as_os_str().to_os_string(),
+            }
+        })
+        .collect()
+}
+
 /// Whether `name` is a temporary file left by an interrupted [`AtomicFile`].
 pub fn is_temp_name(name: &str) -> bool {
     name.starts_with('.') && name.contains(".tmp.")
@@ -121,6 +147,13 @@ pub fn is_temp_name(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn temporary_names_map_to_the_table_and_column() {
+        let staged = Path::new("/db/2025.01.02/.trade.tmp.41.0/.price.tmp.41.7");
+        assert_eq!(final_path(staged), Path::new("/db/2025.01.02/trade/price"));
+        assert_eq!(final_path(Path::new("db/.d")), Path::new("db/.d"));
+    }
 
     #[test]
     fn dropped_writes_leave_the_old_file_untouched() {

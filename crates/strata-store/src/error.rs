@@ -17,6 +17,19 @@ pub enum StoreError {
         /// The OS error.
         source: std::io::Error,
     },
+    /// Writing a file failed (disk full, over quota, file too large, I/O error).
+    /// `path` is the file as it is named once complete: for a table being written,
+    /// the table's column, not its staging copy. `temp` is the temporary file the
+    /// bytes were going to (removed when the write is abandoned).
+    #[error("{}: cannot write: {source} (writing {})", path.display(), temp.display())]
+    Write {
+        /// The file being written, under its final name.
+        path: PathBuf,
+        /// The temporary file written in its place until complete.
+        temp: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
     /// A file's bytes are not what its format requires (truncated, wrong magic,
     /// unknown type code, inconsistent index).
     #[error("{}: {detail}", path.display())]

@@ -332,7 +332,11 @@ fn run_storage(args: StorageArgs) -> CliResult {
         std::fs::remove_dir_all(&args.db)?;
     }
     let mut db = Database::open(&args.db)?;
-    db.set_config(DbConfig { default_spec: CompressionSpec::none(), durability: Durability::Fsync })?;
+    db.set_config(DbConfig {
+        default_spec: CompressionSpec::none(),
+        durability: Durability::Fsync,
+        ..DbConfig::default()
+    })?;
     let table = table_write::trade_table(args.rows, strata_bench::data::DEFAULT_SEED);
     println!("built-in trade table: {} rows, columns {}", table.len(), table.names().join(" "));
 

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
+use strata_store::column_order::read_table_checked;
 use strata_store::{Database, Date, TableLocation, interchange};
 
 use super::CliResult;
@@ -39,7 +40,7 @@ pub fn run(args: ExportArgs) -> CliResult {
         Some(date) => TableLocation::Partition(date, args.table.clone()),
         None => TableLocation::Splayed(args.table.clone()),
     };
-    let table = db.read_table(&location)?;
+    let table = read_table_checked(&db, &location)?;
     match args.format {
         Format::Csv => interchange::write_csv(&table, &args.out)?,
         Format::Parquet => interchange::write_parquet(&table, &args.out)?,

@@ -16,6 +16,7 @@ mod ls;
 mod sql;
 mod stats;
 mod tick;
+mod verify;
 
 use clap::Subcommand;
 
@@ -40,6 +41,9 @@ pub enum Command {
     Stats(stats::StatsArgs),
     /// List a database: partitions, tables, columns and sizes.
     Ls(ls::LsArgs),
+    /// Check every file of a database against its checksums and the files it must
+    /// agree with; print what is damaged, where, and what can be rebuilt.
+    Verify(verify::VerifyArgs),
     /// Tickerplant: journal every update, publish to subscribers, roll at end of day.
     Tp(tick::TpArgs),
     /// Real-time database: replay the journal, subscribe, answer queries, write the
@@ -75,6 +79,7 @@ pub fn run(command: Command) -> CliResult {
         Command::Decompress(args) => compress::run_decompress(args),
         Command::Stats(args) => stats::run(args),
         Command::Ls(args) => ls::run(args),
+        Command::Verify(args) => verify::run(args),
         Command::Tp(args) => tick::run_tp(args),
         Command::Rdb(args) => tick::run_rdb(args),
         Command::Hdb(args) => tick::run_hdb(args),

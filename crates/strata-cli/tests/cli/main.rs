@@ -5,6 +5,7 @@ mod bench_io;
 mod chaos;
 mod common;
 mod eod;
+mod integrity;
 mod sql;
 mod storage;
 mod taq_zip;

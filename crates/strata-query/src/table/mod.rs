@@ -87,9 +87,10 @@ impl StrataTable {
         symbols: &strata_store::SymbolDomain,
         counters: Arc<ScanCounters>,
     ) -> Result<StrataTable> {
+        let verify_plain = db.config().verify_plain_checksums;
         let splayed = db.table_dir(&TableLocation::Splayed(name.to_string()));
         let (parts, partitioned) = if splayed.join(strata_store::COLUMN_ORDER_FILE).is_file() {
-            (vec![Arc::new(Part::open(&splayed, None)?)], false)
+            (vec![Arc::new(Part::open(&splayed, None, verify_plain)?)], false)
         } else {
             let mut parts = Vec::new();
             // Only partitions and tables the database serves (complete, see
@@ -97,7 +98,7 @@ impl StrataTable {
             for date in db.partitions()? {
                 if db.tables(Some(date))?.iter().any(|t| t == name) {
                     let dir = db.table_dir(&TableLocation::Partition(date, name.to_string()));
-                    parts.push(Arc::new(Part::open(&dir, Some(date))?));
+                    parts.push(Arc::new(Part::open(&dir, Some(date), verify_plain)?));
                 }
             }
             (parts, true)
@@ -330,6 +331,19 @@ impl StrataTable {
         let names = self.symbols.as_any().downcast_ref::<arrow_array::StringArray>().expect("symbol dictionary");
         for part in parts {
             let Some(runs) = part.parted(sym).map_err(external)? else { return Ok(None) };
+            if let Some(run) = runs.runs.iter().find(|r| r.0 >= names.len() as u64) {
+                let index = strata_store::attribute::index_path(&part.dir, sym, strata_store::Attribute::Parted);
+                return Err(external(strata_store::StoreError::Corrupt {
+                    path: index,
+                    detail: format!(
+                        "symbol key {} (rows {}..{}) is outside the sym list of {} symbols: the sym file lost lines",
+                        run.0,
+                        run.1,
+                        run.2,
+                        names.len()
+                    ),
+                }));
+            }
             let text_ascends =
                 runs.runs.windows(2).all(|w| names.value(w[0].0 as usize) < names.value(w[1].0 as usize));
             if !text_ascends || !part.ascends_within(time, &runs, &ScanCounters::default()).map_err(external)? {

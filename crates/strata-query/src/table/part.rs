@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use arrow_buffer::Buffer;
 use strata_store::attribute::{AttributeIndex, index_path, read_index};
 use strata_store::column::ColumnFile;
+use strata_store::column_order::check_column_order;
 use strata_store::{Attribute, ColumnType, Date, Result, SplayedTable, StoreError, string_data_path};
 
 use crate::arrow_view::StoredValues;
@@ -94,6 +95,8 @@ pub struct Part {
     files: Mutex<HashMap<String, Arc<OpenColumn>>>,
     parted: OnceLock<Option<Arc<PartedRuns>>>,
     sorted_within: Mutex<HashMap<String, bool>>,
+    /// Whether plain column files are checked against their checksum when opened.
+    verify_plain: bool,
 }
 
 /// An open column: its file, and for strings the data file.
@@ -118,8 +121,9 @@ impl std::fmt::Debug for ColumnFileHandle {
 }
 
 impl ColumnFileHandle {
-    fn open(path: &Path) -> Result<ColumnFileHandle> {
-        Ok(ColumnFileHandle { path: path.to_path_buf(), file: ColumnFile::open(path)?, last_block: Mutex::new(None) })
+    fn open(path: &Path, verify_plain: bool) -> Result<ColumnFileHandle> {
+        let file = ColumnFile::open_checked(path, verify_plain)?;
+        Ok(ColumnFileHandle { path: path.to_path_buf(), file, last_block: Mutex::new(None) })
     }
 
     /// The open file.
@@ -203,10 +207,12 @@ impl OpenColumn {
 }
 
 impl Part {
-    /// Opens the table directory `dir` (its `.d` and the row count of its first
-    /// column).
-    pub fn open(dir: &Path, date: Option<Date>) -> Result<Part> {
+    /// Opens the table directory `dir` (its `.d`, checked against the directory, and
+    /// the row count of its first column). `verify_plain`: check plain column files
+    /// against their checksum as they are opened.
+    pub fn open(dir: &Path, date: Option<Date>, verify_plain: bool) -> Result<Part> {
         let table = SplayedTable::open(dir)?;
+        check_column_order(&table)?;
         let part = Part {
             date,
             dir: dir.to_path_buf(),
@@ -215,6 +221,7 @@ impl Part {
             files: Mutex::new(HashMap::new()),
             parted: OnceLock::new(),
             sorted_within: Mutex::new(HashMap::new()),
+            verify_plain,
         };
         let rows = match part.table.names().first() {
             Some(first) => {
@@ -238,9 +245,9 @@ impl Part {
             return Ok(open.clone());
         }
         let path = self.table.column_path(name)?;
-        let file = ColumnFileHandle::open(&path)?;
+        let file = ColumnFileHandle::open(&path, self.verify_plain)?;
         let data = if file.file.ty() == ColumnType::String {
-            Some(ColumnFileHandle::open(&string_data_path(&path))?)
+            Some(ColumnFileHandle::open(&string_data_path(&path), self.verify_plain)?)
         } else {
             None
         };

@@ -34,7 +34,8 @@ use crate::types::{Attribute, ColumnType};
 
 /// The first 8 bytes of every compressed column file.
 pub const COMPRESSED_MAGIC: &[u8; 8] = b"STRZBLKS";
-const TRAILER_MAGIC: &[u8; 8] = b"STRZTAIL";
+/// The last 8 bytes of a compressed column file's trailer.
+pub(crate) const TRAILER_MAGIC: &[u8; 8] = b"STRZTAIL";
 const ENTRY_LEN: usize = 40;
 const TRAILER_LEN: usize = 48;
 const FLAG_RAW: u8 = 1;

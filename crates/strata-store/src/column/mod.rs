@@ -15,6 +15,7 @@ use strata_codec::auto::choose;
 use strata_codec::{Algorithm, CodecError, CompressionSpec};
 
 pub use bounds::BlockBounds;
+pub(crate) use compressed::TRAILER_MAGIC;
 pub use compressed::{BlockEntry, COMPRESSED_MAGIC, CompressedColumn, CompressedHeader};
 pub use plain::{PLAIN_MAGIC, PlainColumn, PlainHeader};
 
@@ -45,6 +46,18 @@ impl ColumnFile {
                 format!("unknown magic {:?}: expected a Strata column file", String::from_utf8_lossy(other)),
             )),
         }
+    }
+
+    /// Opens `path` like [`ColumnFile::open`] and, when `verify_plain` is set, checks
+    /// a plain file's values against the header's checksum (reading every page once;
+    /// see [`crate::DbConfig::verify_plain_checksums`]). Compressed files need no such
+    /// pass: every block is checked when it is read.
+    pub fn open_checked(path: &Path, verify_plain: bool) -> Result<ColumnFile> {
+        let file = ColumnFile::open(path)?;
+        if let (true, ColumnFile::Plain(plain)) = (verify_plain, &file) {
+            plain.verify()?;
+        }
+        Ok(file)
     }
 
     /// The value type.

@@ -186,15 +186,23 @@ impl PlainColumn {
         let bytes = self.values(0, self.header.count as usize);
         let computed = crc32c::crc32c(&bytes);
         if computed != self.header.values_crc {
+            let values = self.values_range();
             return Err(corrupt(
                 &self.path,
                 format!(
-                    "values checksum {computed:#010x} does not match the header's {:#010x}",
-                    self.header.values_crc
+                    "values (bytes {}..{}) have checksum {computed:#010x}, the header's is {:#010x}: a value \
+                     changed on disk",
+                    values.start, values.end, self.header.values_crc
                 ),
             ));
         }
         Ok(())
+    }
+
+    /// The bytes of the file the header's values occupy.
+    pub fn values_range(&self) -> std::ops::Range<u64> {
+        let start = HEADER_LEN as u64;
+        start..start + self.header.count * self.header.ty.width() as u64
     }
 
     /// Bytes the file occupies on disk (its length).

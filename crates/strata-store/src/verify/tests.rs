@@ -1,0 +1,155 @@
+use super::*;
+use crate::database::{TableLocation, TableWrite};
+use crate::durable::Durability;
+use crate::table::Table;
+use crate::table_spec::TableSpec;
+use crate::{DbConfig, column::PlainColumn};
+
+/// A database with one partition holding `trade` (plain), `quote` (zstd, small
+/// blocks so there are several) and symbols parted in both.
+fn database() -> (tempfile::TempDir, Database) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut db = Database::open(dir.path()).unwrap();
+    db.set_config(DbConfig { durability: Durability::Rename, ..DbConfig::default() }).unwrap();
+    let n = 5000;
+    let syms: Vec<&str> = (0..n).map(|i| ["A", "B", "C"][i * 3 / n]).collect();
+    let table = Table::new(vec![
+        ("sym".into(), Column::from_symbols(syms)),
+        ("size".into(), Column::from_values(ColumnType::Long, (0..n as i64).collect()).unwrap()),
+        ("id".into(), Column::from_strings((0..n).map(|i| format!("T{i}")))),
+    ])
+    .unwrap();
+    let date: Date = "2025.01.02".parse().unwrap();
+    for (name, spec) in [("trade", "none"), ("quote", "zstd:1@12")] {
+        let how = TableWrite {
+            spec: TableSpec::uniform(spec.parse().unwrap()),
+            attributes: vec![("sym".into(), Attribute::Parted)],
+            ..Default::default()
+        };
+        db.write_table(&TableLocation::Partition(date, name.into()), &table, &how).unwrap();
+    }
+    (dir, db)
+}
+
+fn table_dir(db: &Database, table: &str) -> PathBuf {
+    db.table_dir(&TableLocation::Partition("2025.01.02".parse().unwrap(), table.into()))
+}
+
+fn flip(path: &Path, at: u64) {
+    let mut bytes = fs::read(path).unwrap();
+    bytes[at as usize] ^= 0x10;
+    fs::write(path, bytes).unwrap();
+}
+
+fn damaged(report: &VerifyReport) -> Vec<&Finding> {
+    report.findings.iter().filter(|f| f.severity == Severity::Damaged).collect()
+}
+
+#[test]
+fn an_intact_database_has_no_findings() {
+    let (_dir, db) = database();
+    let report = verify_database(&db, &VerifyScope::default()).unwrap();
+    assert!(report.findings.is_empty(), "{:#?}", report.findings);
+    assert_eq!((report.tables, report.partitions), (2, 1));
+    // sym, its record, and per table .d, 3 column files, id#, sym.parted.
+    assert_eq!(report.files, 2 + 2 * 6);
+}
+
+#[test]
+fn a_flipped_value_in_a_plain_column_is_found_with_its_byte_range() {
+    let (_dir, db) = database();
+    let path = table_dir(&db, "trade").join("size");
+    flip(&path, 64 + 8 * 1234);
+    let report = verify_database(&db, &VerifyScope::default()).unwrap();
+    let found = damaged(&report);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(found[0].path, path);
+    assert_eq!(found[0].place, Place::Bytes(64..64 + 8 * 5000));
+    assert!(matches!(found[0].repair, Repair::Restore(_)));
+    assert!(found[0].to_string().contains("cannot be rebuilt"), "{}", found[0]);
+}
+
+#[test]
+fn every_damaged_block_of_a_compressed_column_is_listed() {
+    let (_dir, db) = database();
+    let path = table_dir(&db, "quote").join("size");
+    let ColumnFile::Compressed(c) = ColumnFile::open(&path).unwrap() else { panic!("compressed") };
+    let blocks = c.blocks().to_vec();
+    assert!(blocks.len() >= 4);
+    for b in [1, 3] {
+        flip(&path, blocks[b].offset + 2);
+    }
+    let report = verify_database(&db, &VerifyScope::default()).unwrap();
+    let places: Vec<&Place> = damaged(&report).iter().map(|f| &f.place).collect();
+    let expected: Vec<Place> = [1, 3]
+        .iter()
+        .map(|&b| Place::Block { index: b, bytes: blocks[b].offset..blocks[b].offset + blocks[b].stored_len as u64 })
+        .collect();
+    assert_eq!(places, expected.iter().collect::<Vec<_>>());
+}
+
+#[test]
+fn a_damaged_attribute_index_can_be_rebuilt() {
+    let (_dir, db) = database();
+    let path = table_dir(&db, "trade").join("sym.parted");
+    flip(&path, 30);
+    let report = verify_database(&db, &VerifyScope::default()).unwrap();
+    let found = damaged(&report);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(found[0].path, path);
+    assert!(matches!(&found[0].repair, Repair::Rebuild(how) if how.contains("column sym")), "{}", found[0]);
+
+    // An index whose checksum holds but which disagrees with the column.
+    let swapped = AttributeIndex::Parted(vec![
+        crate::attribute::PartedRun { value: 1, start: 0, end: 1667 },
+        crate::attribute::PartedRun { value: 0, start: 1667, end: 3334 },
+        crate::attribute::PartedRun { value: 2, start: 3334, end: 5000 },
+    ]);
+    crate::attribute::write_index(&path, &swapped, Durability::Rename).unwrap();
+    let report = verify_database(&db, &VerifyScope::default()).unwrap();
+    assert!(damaged(&report)[0].problem.contains("does not match column sym"), "{:#?}", report.findings);
+}
+
+#[test]
+fn order_file_problems_and_a_shifted_sym_file_are_found() {
+    let (_dir, db) = database();
+    let trade = table_dir(&db, "trade");
+    fs::write(trade.join(COLUMN_ORDER_FILE), "sym\nsize\n").unwrap();
+    fs::write(table_dir(&db, "quote").join(COLUMN_ORDER_FILE), "").unwrap();
+    let report = verify_database(&db, &VerifyScope::default()).unwrap();
+    let problems: Vec<String> = damaged(&report).iter().map(|f| f.problem.clone()).collect();
+    assert_eq!(
+        problems,
+        [
+            ".d lists no column (a table has at least one)",
+            "column file id is not listed in .d",
+            "column file size is not listed in .d",
+            "column file sym is not listed in .d",
+            "column file id is not listed in .d",
+        ]
+    );
+    let sym = db.sym().path().to_path_buf();
+    fs::write(&sym, "B\nC\n").unwrap();
+    let report = verify_database(&db, &VerifyScope { table: Some("trade".into()), ..Default::default() }).unwrap();
+    let found = damaged(&report);
+    assert_eq!(found[0].path, sym);
+    assert!(found[0].problem.contains("lines are missing"), "{}", found[0]);
+}
+
+#[test]
+fn a_torn_plain_append_is_a_note_and_the_scope_is_checked() {
+    let (_dir, db) = database();
+    let path = table_dir(&db, "trade").join("size");
+    let mut bytes = fs::read(&path).unwrap();
+    bytes.extend_from_slice(&[7; 5]);
+    fs::write(&path, bytes).unwrap();
+    PlainColumn::open(&path).unwrap().verify().unwrap();
+    let report = verify_database(&db, &VerifyScope::default()).unwrap();
+    assert!(report.is_intact());
+    assert_eq!(report.findings[0].severity, Severity::Note);
+    assert_eq!(report.findings[0].place, Place::Bytes(64 + 8 * 5000..64 + 8 * 5000 + 5));
+    let missing = VerifyScope { partition: Some("2025.01.03".parse().unwrap()), table: None };
+    assert!(verify_database(&db, &missing).unwrap_err().to_string().contains("no partition 2025.01.03"));
+    let missing = VerifyScope { partition: None, table: Some("nope".into()) };
+    assert!(verify_database(&db, &missing).unwrap_err().to_string().contains("no table nope"));
+}
