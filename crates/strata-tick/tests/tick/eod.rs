@@ -137,7 +137,7 @@ fn rdb_killed_during_end_of_day_writes_the_day_once_after_restart() {
     // Small enough for CI; big enough that the write takes a while to kill into.
     const ROWS: usize = 200_000;
     let mut outcomes = Vec::new();
-    for seed in [3u64, 11, 29, 47] {
+    for seed in [34u64, 10, 7, 4, 6] {
         let (journal, db) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
         let tp = start_tp(Some(journal.path()));
         let mut feed = connect(tp.addr);
@@ -159,10 +159,10 @@ fn rdb_killed_during_end_of_day_writes_the_day_once_after_restart() {
         let stop = Arc::new(AtomicBool::new(false));
         let watcher = watch(db.path().to_path_buf(), date, ROWS as u64, stop.clone());
 
-        // Kill at a moment of the write chosen by the seed: 0-255 ms after the
-        // staging directory appears.
+        // Kill at a moment of the write chosen by the seed: 0-127 ms after the
+        // staging directory appears (the whole write takes some 100-200 ms here).
         feed.sync(&K::string(".u.end[]")).unwrap();
-        let delay = Duration::from_millis(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56);
+        let delay = Duration::from_millis(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 57);
         let served = || Database::open(db.path()).unwrap().partitions().unwrap().contains(&date);
         eventually("the end of day write to start", || staging_exists(db.path(), date) || served());
         std::thread::sleep(delay);
