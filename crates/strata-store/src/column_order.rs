@@ -106,11 +106,11 @@ fn order_file(dir: &Path) -> PathBuf {
     dir.join(COLUMN_ORDER_FILE)
 }
 
-/// Reads the table at `location` whole, as [`Database::read_table`] does, after
+/// Reads the table at `location` whole (what [`Database::read_table`] does), after
 /// checking its `.d` against its files and, when the database's configuration asks
 /// ([`crate::DbConfig::verify_plain_checksums`]), every plain column file's values
 /// against their checksum.
-pub fn read_table_checked(db: &Database, location: &TableLocation) -> Result<Table> {
+pub(crate) fn read_table_checked(db: &Database, location: &TableLocation) -> Result<Table> {
     let table = db.open_table(location)?;
     check_column_order(&table)?;
     if db.config().verify_plain_checksums {

@@ -260,10 +260,10 @@ impl Database {
         SplayedTable::open(&dir)
     }
 
-    /// Reads a whole table.
+    /// Reads a whole table, after checking its `.d` against its files (and plain
+    /// columns' checksums when `strata.toml` asks).
     pub fn read_table(&self, location: &TableLocation) -> Result<Table> {
-        let domain = self.sym.load()?;
-        self.open_table(location)?.read(&domain)
+        crate::column_order::read_table_checked(self, location)
     }
 
     /// The current symbol list.
@@ -359,6 +359,11 @@ impl Database {
             };
             self.write_table_at(&staging.dir().join(t.name), table, t.how).map_err(|e| match e {
                 StoreError::Invalid(what) => StoreError::Invalid(format!("partition {date}: table {}: {what}", t.name)),
+                // Named as the user will find it: under the partition, not its staging copy.
+                StoreError::Write { path, temp, source } => {
+                    let path = path.strip_prefix(staging.dir()).map_or(path.clone(), |rest| target.join(rest));
+                    StoreError::Write { path, temp, source }
+                }
                 other => other,
             })?;
             record.tables.push((t.name.to_string(), table.len() as u64));
@@ -558,7 +563,7 @@ mod tests {
         let p = db.partition(date).unwrap().unwrap();
         let PartitionStatus::Complete(record) = &p.status else { panic!("{:?}", p.status) };
         assert_eq!(record.tables, [("quote".to_string(), 2), ("trade".to_string(), 3)]);
-        assert_eq!(entries(dir.path()), [".partition-write.lock", "2024.03.04", "sym"], "no staging left");
+        assert_eq!(entries(dir.path()), [".partition-write.lock", "2024.03.04", "sym", "sym.crc"], "no staging left");
 
         // A second end of day for the date: trade merged (appended, re-sorted), a
         // new table added, quote carried over.
@@ -586,7 +591,7 @@ mod tests {
             .to_string();
         assert!(err.contains("partition 2024.03.04: table trade") && err.contains("stored columns are sym x"), "{err}");
         assert_eq!(x_values(&db, date, "trade"), [0, 2, 4, 1, 3], "untouched by the refused write");
-        assert_eq!(entries(dir.path()), [".partition-write.lock", "2024.03.04", "sym"]);
+        assert_eq!(entries(dir.path()), [".partition-write.lock", "2024.03.04", "sym", "sym.crc"]);
     }
 
     #[test]

@@ -30,6 +30,7 @@ use crate::column_order::{OrderProblem, column_order_problems};
 use crate::database::Database;
 use crate::date::Date;
 use crate::error::{Result, StoreError};
+use crate::partition::PartitionStatus;
 use crate::splayed::{COLUMN_ORDER_FILE, SplayedTable, string_data_path};
 use crate::sym::RecordStatus;
 use crate::table::is_valid_name;
@@ -195,13 +196,13 @@ pub fn verify_database(db: &Database, scope: &VerifyScope) -> Result<VerifyRepor
     let symbols = verify_sym(db, &mut report);
     let mut tables: Vec<PathBuf> = Vec::new();
     let dates = match scope.partition {
-        Some(date) if !db.partitions()?.contains(&date) => {
+        Some(date) if db.partition(date)?.is_none() => {
             return Err(StoreError::Invalid(format!("{}: no partition {date}", db.root().display())));
         }
         Some(date) => vec![date],
         None => {
             tables.extend(db.tables(None)?.iter().map(|t| db.root().join(t)));
-            db.partitions()?
+            db.survey()?.partitions.iter().map(|p| p.date).collect()
         }
     };
     for &date in &dates {
@@ -220,15 +221,63 @@ pub fn verify_database(db: &Database, scope: &VerifyScope) -> Result<VerifyRepor
     Ok(report)
 }
 
-/// Checks partition `date`'s completion record.
-///
-/// Extension point: atomic partitions (a completion record file per partition,
-/// written when every table of the partition is in place) are being added beside
-/// this module. Their check goes here: a partition without a record, or whose
-/// record disagrees with its tables, is a [`Severity::Damaged`] finding on the
-/// record's path ([`Repair::Restore`] when tables are missing; [`Repair::Rebuild`]
-/// when the record alone is lost). Until then there is nothing to check.
-fn verify_partition_record(_db: &Database, _date: Date, _report: &mut VerifyReport) {}
+/// Checks partition `date`'s completion record (`.partition`, see
+/// [`crate::partition`]): a bad record means nothing of the day is served; a row
+/// count that differs from the record, or a table on disk the record does not
+/// list, is reported; a partition from before records is a note.
+fn verify_partition_record(db: &Database, date: Date, report: &mut VerifyReport) {
+    let dir = db.partition_dir(date);
+    let record_path = dir.join(crate::partition::PARTITION_RECORD);
+    let partition = match db.partition(date) {
+        Ok(Some(partition)) => partition,
+        Ok(None) => return,
+        Err(e) => return report.damaged_file(&dir, &e, Repair::Restore(format!("partition {date}"))),
+    };
+    report.counted(&record_path);
+    match &partition.status {
+        PartitionStatus::NoRecord => report.add(
+            Severity::Note,
+            &record_path,
+            Place::File,
+            "no completion record (written before records existed): served as it is, not known to be whole",
+            Repair::NotNeeded,
+        ),
+        PartitionStatus::BadRecord(why) => report.add(
+            Severity::Damaged,
+            &record_path,
+            Place::File,
+            format!("{why}: nothing of partition {date} is served"),
+            Repair::Restore(format!("partition {date}: rewrite the day (strata eod from its journal) or restore it")),
+        ),
+        PartitionStatus::Complete(record) => {
+            for (table, recorded) in &record.tables {
+                let rows = SplayedTable::open(&dir.join(table))
+                    .and_then(|t| t.stats())
+                    .map(|stats| stats.first().map_or(0, |c| c.rows));
+                if let Ok(rows) = rows
+                    && rows != *recorded
+                {
+                    report.add(
+                        Severity::Damaged,
+                        &dir.join(table),
+                        Place::File,
+                        format!("{rows} rows, but the completion record says {recorded}"),
+                        Repair::Restore(format!("table {table} of {date}")),
+                    );
+                }
+            }
+        }
+    }
+    for table in &partition.unlisted {
+        report.add(
+            Severity::Note,
+            &dir.join(table),
+            Place::File,
+            "a table directory the completion record does not list (a write that died before it was recorded): not served",
+            Repair::NotNeeded,
+        );
+    }
+}
 
 /// The table directories of a partition: every visible subdirectory named like a
 /// table, whether or not its `.d` survived.

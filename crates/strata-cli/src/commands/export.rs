@@ -3,7 +3,6 @@
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
-use strata_store::column_order::read_table_checked;
 use strata_store::{Database, Date, TableLocation, interchange};
 
 use super::CliResult;
@@ -40,7 +39,7 @@ pub fn run(args: ExportArgs) -> CliResult {
         Some(date) => TableLocation::Partition(date, args.table.clone()),
         None => TableLocation::Splayed(args.table.clone()),
     };
-    let table = read_table_checked(&db, &location)?;
+    let table = db.read_table(&location)?;
     match args.format {
         Format::Csv => interchange::write_csv(&table, &args.out)?,
         Format::Parquet => interchange::write_parquet(&table, &args.out)?,

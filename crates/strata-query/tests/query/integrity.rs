@@ -12,7 +12,6 @@ use arrow_schema::DataType;
 use datafusion::logical_expr::{ColumnarValue, Volatility, create_udf};
 use proptest::prelude::*;
 use strata_query::{Engine, EngineOptions, QueryError};
-use strata_store::column_order::read_table_checked;
 use strata_store::{Column, ColumnType, Database, DbConfig, Durability, Table, TableLocation, TableWrite};
 
 use super::data::*;
@@ -114,9 +113,8 @@ fn an_order_file_that_lost_a_column_or_every_column_fails_the_open() {
         let err = Engine::open(dir.path()).err().expect("refused").to_string();
         assert!(err.contains(&table.display().to_string()) && err.contains(expected), "{err}");
         let db = Database::open(dir.path()).unwrap();
-        let err = read_table_checked(&db, &TableLocation::Partition(DAY.parse().unwrap(), "quote".into()))
-            .unwrap_err()
-            .to_string();
+        let err =
+            db.read_table(&TableLocation::Partition(DAY.parse().unwrap(), "quote".into())).unwrap_err().to_string();
         assert!(err.contains(expected), "{err}");
     }
 }
@@ -202,7 +200,7 @@ fn answers(root: &Path) -> (Result<RecordBatch, QueryError>, strata_store::Resul
     let engine = Engine::open_with(root, &EngineOptions { threads: 1, ..Default::default() });
     let sql = engine.and_then(|e| e.sql(QUERY)).map(|batches| one(&batches));
     let db = Database::open(root).unwrap();
-    let read = read_table_checked(&db, &TableLocation::Partition(DAY.parse().unwrap(), "trade".into()));
+    let read = db.read_table(&TableLocation::Partition(DAY.parse().unwrap(), "trade".into()));
     (sql, read)
 }
 

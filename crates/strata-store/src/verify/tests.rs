@@ -51,8 +51,9 @@ fn an_intact_database_has_no_findings() {
     let report = verify_database(&db, &VerifyScope::default()).unwrap();
     assert!(report.findings.is_empty(), "{:#?}", report.findings);
     assert_eq!((report.tables, report.partitions), (2, 1));
-    // sym, its record, and per table .d, 3 column files, id#, sym.parted.
-    assert_eq!(report.files, 2 + 2 * 6);
+    // sym, its record, the partition's completion record, and per table .d, 3
+    // column files, id#, sym.parted.
+    assert_eq!(report.files, 3 + 2 * 6);
 }
 
 #[test]
@@ -121,6 +122,8 @@ fn order_file_problems_and_a_shifted_sym_file_are_found() {
     assert_eq!(
         problems,
         [
+            // quote's empty .d lists no column, so it has no rows against its record's 5000
+            "0 rows, but the completion record says 5000",
             ".d lists no column (a table has at least one)",
             "column file id is not listed in .d",
             "column file size is not listed in .d",
@@ -152,4 +155,38 @@ fn a_torn_plain_append_is_a_note_and_the_scope_is_checked() {
     assert!(verify_database(&db, &missing).unwrap_err().to_string().contains("no partition 2025.01.03"));
     let missing = VerifyScope { partition: None, table: Some("nope".into()) };
     assert!(verify_database(&db, &missing).unwrap_err().to_string().contains("no table nope"));
+}
+
+#[test]
+fn a_damaged_completion_record_is_found_and_the_partition_is_not_served() {
+    let (_dir, db) = database();
+    let date: Date = "2025.01.02".parse().unwrap();
+    let record = db.partition_dir(date).join(crate::partition::PARTITION_RECORD);
+    flip(&record, 20);
+    assert!(db.partitions().unwrap().is_empty(), "a bad record serves nothing");
+    let report = verify_database(&db, &VerifyScope::default()).unwrap();
+    let found = damaged(&report);
+    assert!(
+        found.iter().any(|f| f.path == record && f.problem.contains("nothing of partition 2025.01.02")),
+        "{found:#?}"
+    );
+    assert!(!report.is_intact());
+}
+
+#[test]
+fn a_row_count_that_differs_from_the_completion_record_is_found() {
+    let (_dir, db) = database();
+    let date: Date = "2025.01.02".parse().unwrap();
+    let dir = db.partition_dir(date);
+    let mut record = crate::partition::PartitionRecord::read(&dir).unwrap().unwrap();
+    record.tables.iter_mut().find(|(t, _)| t == "trade").unwrap().1 = 4999;
+    record.write(&dir, Durability::Rename).unwrap();
+    let report = verify_database(&db, &VerifyScope::default()).unwrap();
+    let found = damaged(&report);
+    assert!(
+        found.iter().any(
+            |f| f.path == dir.join("trade") && f.problem.contains("5000 rows, but the completion record says 4999")
+        ),
+        "{found:#?}"
+    );
 }
