@@ -86,7 +86,7 @@ impl PartitionRecord {
             .strip_suffix('\n')
             .and_then(|l| l.strip_prefix("crc32c 0x"))
             .and_then(|hex| u32::from_str_radix(hex, 16).ok())
-            .ok_or_else(|| bad(format!("last line {:?} is not `crc32c 0x<8 hex digits>` (torn write?)", last)))?;
+            .ok_or_else(|| bad(format!("last line {last:?} is not `crc32c 0x<8 hex digits>` (torn write?)")))?;
         let computed = crc32c::crc32c(body.as_bytes());
         if stored != computed {
             return Err(bad(format!("checksum {stored:#010x} stored, {computed:#010x} computed")));
