@@ -84,6 +84,9 @@ pub struct Survey {
     pub leftovers: Vec<PathBuf>,
 }
 
+/// Dated directories in the partition roots, each with its date, by date.
+type DatedDirs = Vec<(Date, PathBuf)>;
+
 /// An open database.
 #[derive(Clone, Debug)]
 pub struct Database {
@@ -141,7 +144,7 @@ impl Database {
     }
 
     /// Every dated directory and leftover in the partition roots.
-    fn dated_entries(&self) -> Result<(Vec<(Date, PathBuf)>, Vec<PathBuf>)> {
+    fn dated_entries(&self) -> Result<(DatedDirs, Vec<PathBuf>)> {
         let (mut dated, mut leftovers) = (Vec::new(), Vec::new());
         for root in self.partition_roots() {
             let entries = match fs::read_dir(&root) {
@@ -642,7 +645,7 @@ mod tests {
         let staging = segment.join(format!(".{date}.staging-999999-0"));
         write_splayed(&staging.join("trade"), &longs(&[1]), &WriteOptions::default()).unwrap();
         assert_eq!(db.partitions().unwrap(), []);
-        assert_eq!(db.survey().unwrap().leftovers, [staging.clone()]);
+        assert_eq!(db.survey().unwrap().leftovers, std::slice::from_ref(&staging));
         db.write_table(&TableLocation::Partition(date, "quote".into()), &longs(&[2]), &TableWrite::default()).unwrap();
         assert!(!staging.exists());
         assert_eq!(db.partitions().unwrap(), [date]);
