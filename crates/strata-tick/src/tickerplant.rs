@@ -184,6 +184,8 @@ struct Tickerplant {
     /// Updates refused because their journal write failed.
     journal_refused: u64,
     refusals: log::Throttle,
+    /// Log lines for refused async messages: a client can send them at will.
+    rejections: log::Throttle,
 }
 
 /// Why an update was not taken.
@@ -231,6 +233,7 @@ impl Tickerplant {
             tppub: Latency::default(),
             journal_refused: 0,
             refusals: log::Throttle::new(),
+            rejections: log::Throttle::new(),
         };
         tp.open_journal()?;
         Ok(tp)
@@ -403,7 +406,8 @@ impl Tickerplant {
         if kind == MessageKind::Sync {
             self.responses.push((id, K::Error(error)));
         } else {
-            log::line("tp", &format!("rejected an async message from {}: {error}", self.publisher.describe(id)));
+            let from = self.publisher.describe(id);
+            self.rejections.line("tp", || format!("rejected an async message from {from}: {error}"));
         }
     }
 

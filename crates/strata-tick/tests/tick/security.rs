@@ -300,19 +300,22 @@ fn a_million_nested_parentheses_are_an_error_and_the_server_keeps_serving() {
 #[test]
 fn bad_async_messages_are_logged_at_most_once_a_second_per_connection() {
     let db = trade_db();
-    let log = db.path().join("stderr.log");
-    let hdb = ServerProcess::start("hdb", 16, db.path(), Stdio::from(std::fs::File::create(&log).unwrap()));
-    let mut conn = hdb.try_connect().unwrap();
-    let started = Instant::now();
-    for _ in 0..2000 {
-        conn.write(MessageKind::Async, &K::string("{x}")).unwrap();
+    for (kind, logged) in [("hdb", "refused an async request"), ("tp", "rejected an async message")] {
+        let log = db.path().join(format!("{kind}-stderr.log"));
+        let server = ServerProcess::start(kind, 16, db.path(), Stdio::from(std::fs::File::create(&log).unwrap()));
+        let mut conn = server.try_connect().unwrap();
+        let started = Instant::now();
+        for _ in 0..2000 {
+            conn.write(MessageKind::Async, &K::string("{x}")).unwrap();
+        }
+        // A sync request after them: answered once all 2000 were handled.
+        let probe = if kind == "tp" { ".u.i" } else { "tables[]" };
+        conn.sync(&K::string(probe)).unwrap();
+        let seconds = started.elapsed().as_secs() + 1;
+        let text = std::fs::read_to_string(&log).unwrap();
+        let lines = text.lines().filter(|l| l.contains(logged)).count() as u64;
+        assert!((1..=seconds + 1).contains(&lines), "{kind}: {lines} lines in {seconds} s:\n{text}");
     }
-    // A sync request after them: answered once all 2000 were handled.
-    conn.sync(&K::string("tables[]")).unwrap();
-    let seconds = started.elapsed().as_secs() + 1;
-    let text = std::fs::read_to_string(&log).unwrap();
-    let lines = text.lines().filter(|l| l.contains("refused an async request")).count() as u64;
-    assert!((1..=seconds + 1).contains(&lines), "{lines} lines in {seconds} s:\n{text}");
 }
 
 #[test]
