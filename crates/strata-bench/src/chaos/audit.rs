@@ -109,12 +109,17 @@ fn rdb_ids(cluster: &Cluster) -> Result<Vec<i64>, ChaosError> {
 fn hdb_rows(cluster: &Cluster) -> Option<u64> {
     let mut hdb = cluster.connect(Role::Hdb).ok()?;
     hdb.sync(&K::string("\\l .")).ok()?;
-    match hdb.sync(&K::string("SELECT count(*) AS n FROM trade")).ok()? {
+    trade_rows(&mut hdb)
+}
+
+/// `count(*)` of `trade` over SQL on `conn`: 0 where no such table exists yet (an
+/// HDB before its first partition), `None` when the process does not answer.
+pub(crate) fn trade_rows(conn: &mut strata_ipc::Connection) -> Option<u64> {
+    match conn.sync(&K::string("SELECT count(*) AS n FROM trade")).ok()? {
         K::Table(table) => match table.column("n") {
             Some(K::Vector(Vector::Long(n), _)) => n.first().map(|&n| n as u64),
             _ => None,
         },
-        // No partition written yet: the HDB has no trade table.
         K::Error(e) if e.contains("not found") => Some(0),
         _ => None,
     }

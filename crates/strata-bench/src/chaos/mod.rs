@@ -381,16 +381,7 @@ fn wait_until_answers(cluster: &mut Cluster, role: Role) -> Result<(), ChaosErro
 /// Waits until the RDB's row count holds still for half a second (what the
 /// tickerplant published last is still on its way), at most 30 s.
 fn wait_for_rdb_to_catch_up(cluster: &Cluster) {
-    let count = || -> Option<i64> {
-        let mut rdb = cluster.connect(Role::Rdb).ok()?;
-        match rdb.sync(&strata_ipc::K::string("SELECT count(*) AS n FROM trade")).ok()? {
-            strata_ipc::K::Table(t) => match t.column("n") {
-                Some(strata_ipc::K::Vector(strata_ipc::Vector::Long(n), _)) => n.first().copied(),
-                _ => None,
-            },
-            _ => None,
-        }
-    };
+    let count = || audit::trade_rows(&mut cluster.connect(Role::Rdb).ok()?);
     let deadline = Instant::now() + Duration::from_secs(30);
     let mut last = count();
     while Instant::now() < deadline {
