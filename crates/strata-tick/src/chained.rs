@@ -39,12 +39,13 @@ use strata_store::Date;
 
 use crate::error::TickError;
 use crate::journal;
+use crate::journal::{journal_date, journal_of};
 use crate::log;
 use crate::pubsub::{Publisher, SlowPolicy};
 use crate::request::Request;
 use crate::schema::{Schema, TableSchema};
 use crate::server::{ConnId, Event, Server, ServerConfig};
-use crate::subscription::{Backoff, Stop, Subscription, journal_day, journal_of, subscribe};
+use crate::subscription::{Backoff, Stop, Subscription, subscribe};
 use crate::update::{WireColumns, update_message};
 
 /// Upstream messages waiting for the core thread.
@@ -456,7 +457,7 @@ impl Chained {
         let mut published = 0;
         while journal != current {
             let moved = format!("upstream's journal moved from {} to {}", journal.display(), current.display());
-            let (Some(day), Some(today)) = (journal_day(&journal), journal_day(&current)) else { return Err(moved) };
+            let (Some(day), Some(today)) = (journal_date(&journal), journal_date(&current)) else { return Err(moved) };
             if today <= day {
                 return Err(moved);
             }

@@ -18,14 +18,12 @@ use strata_store::{
 };
 
 use crate::error::TickError;
+use crate::journal::{self, journal_date};
 use crate::livetable::column_type;
 use crate::schema::{Schema, TableSchema};
 
 /// Each table's spec for end of day, by table name.
 pub type TableSpecs = HashMap<String, TableSpec>;
-
-/// Characters of the date at the end of a journal's name (`YYYY.MM.DD`).
-const JOURNAL_DATE_LEN: usize = 10;
 
 /// Each of `tables`' specs from `--table-spec` (one file for every table, or a
 /// directory of `<table>.toml`, as `strata bench zip` recommends), checked against
@@ -78,40 +76,21 @@ pub fn write_day(db: &Database, date: Date, tables: &[(&str, &Table)], specs: &T
     Ok(db.write_partition(date, &parts)?)
 }
 
-/// The date a journal's name ends with (`<schema>YYYY.MM.DD`).
-pub fn journal_date(path: &Path) -> Option<Date> {
-    let name = path.file_name()?.to_str()?;
-    let at = name.len().checked_sub(JOURNAL_DATE_LEN)?;
-    name.get(at..)?.parse().ok()
-}
-
 /// The journals of the same schema as `current` (`<schema>YYYY.MM.DD`, in the same
 /// directory) with an earlier date, oldest first: the days an RDB following
 /// `current` may have left unwritten.
 pub fn earlier_journals(current: &Path) -> Result<Vec<(Date, PathBuf)>, TickError> {
-    let name = current.file_name().and_then(|n| n.to_str()).unwrap_or_default();
     let today = journal_date(current).ok_or_else(|| {
         TickError::Journal(format!("{}: a journal's name ends with its date, YYYY.MM.DD", current.display()))
     })?;
-    let prefix = &name[..name.len() - JOURNAL_DATE_LEN];
+    let name = current.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+    let schema = &name[..name.len() - today.to_string().len()];
     let dir = match current.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir(dir).map_err(|e| TickError::io(dir, e))? {
-        let path = entry.map_err(|e| TickError::io(dir, e))?.path();
-        let Some(file) = path.file_name().and_then(|n| n.to_str()) else { continue };
-        if file.len() == name.len()
-            && file.starts_with(prefix)
-            && let Some(date) = journal_date(&path)
-            && date < today
-        {
-            found.push((date, path));
-        }
-    }
-    found.sort();
-    Ok(found)
+    let dates = journal::journal_dates(dir, schema)?.into_iter().filter(|d| *d < today);
+    Ok(dates.map(|d| (d, journal::journal_path(dir, schema, d))).collect())
 }
 
 /// The tables of `names` that partition `date` does not serve (all of them when the

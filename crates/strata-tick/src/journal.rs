@@ -151,6 +151,25 @@ pub fn journal_path(dir: &Path, schema: &str, date: strata_store::Date) -> PathB
     dir.join(format!("{schema}{date}"))
 }
 
+/// The date a journal's file name ends with (`<schema>YYYY.MM.DD`); `None` for a
+/// name that does not end so.
+pub fn journal_date(path: &Path) -> Option<Date> {
+    let name = path.file_name()?.to_str()?;
+    let suffix = name.get(name.len().checked_sub(DATE_CHARS)?..)?;
+    // `parse` also takes YYYY-MM-DD: only the name a journal gets counts.
+    suffix.parse().ok().filter(|d: &Date| d.to_string() == suffix)
+}
+
+/// The journal of `date` beside journal `path` (same directory and schema).
+pub fn journal_of(path: &Path, date: Date) -> Option<PathBuf> {
+    journal_date(path)?;
+    let name = path.file_name()?.to_str()?;
+    Some(path.with_file_name(format!("{}{date}", &name[..name.len() - DATE_CHARS])))
+}
+
+/// The characters of a journal name's date, `YYYY.MM.DD`.
+const DATE_CHARS: usize = 10;
+
 /// The dates of the journals of `schema` in `dir` (files named exactly
 /// `<schema>YYYY.MM.DD`; side files and other names are left out), oldest first.
 /// A missing directory has none.
@@ -399,6 +418,16 @@ fn create(path: &Path) -> Result<(), TickError> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn a_journal_name_gives_its_day_and_its_neighbours() {
+        let path = Path::new("/j/sym2026.11.25");
+        let day: Date = "2026.11.25".parse().unwrap();
+        assert_eq!(journal_date(path), Some(day));
+        assert_eq!(journal_of(path, Date(day.0 + 1)).unwrap(), Path::new("/j/sym2026.11.26"));
+        assert_eq!(journal_date(Path::new("/j/sym")), None);
+        assert_eq!(journal_of(Path::new("/j/notadate.x"), day), None);
+    }
 
     fn payloads(path: &Path) -> Vec<Vec<u8>> {
         payloads_with(path, Recovery::Refuse).unwrap()

@@ -9,7 +9,7 @@
 //! and then applies what is published sees every update once.
 
 use std::net::{Shutdown, TcpStream};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
@@ -17,6 +17,7 @@ use strata_ipc::{Atom, Connection, K};
 use strata_store::Date;
 
 use crate::error::TickError;
+use crate::journal::journal_date;
 use crate::schema::Schema;
 
 /// The request: subscribe to every table for every sym, and say how many journal
@@ -83,7 +84,7 @@ impl Subscription {
 
     /// The day the tickerplant's journal holds (`None` without a journal).
     pub fn day(&self) -> Option<Date> {
-        self.journal.as_deref().and_then(journal_day)
+        self.journal.as_deref().and_then(journal_date)
     }
 
     /// Why this answer cannot continue tables of `held` (`None`: it can): a
@@ -114,24 +115,6 @@ pub fn subscribe(addr: &str, user_password: &str) -> Result<(Connection, Subscri
     timeout(&tp, None)?;
     Ok((tp, Subscription::parse(answer)?))
 }
-
-/// The day journal `path` holds, from its name (`<schema>YYYY.MM.DD`, as
-/// [`crate::journal::journal_path`] makes it).
-pub fn journal_day(path: &Path) -> Option<Date> {
-    let name = path.file_name()?.to_str()?;
-    name.get(name.len().checked_sub(DATE_CHARS)?..)?.parse().ok()
-}
-
-/// The journal of `date` beside journal `path` (same directory and schema).
-pub fn journal_of(path: &Path, date: Date) -> Option<PathBuf> {
-    let name = path.file_name()?.to_str()?;
-    journal_day(path)?;
-    let schema = name.get(..name.len() - DATE_CHARS)?;
-    Some(path.with_file_name(format!("{schema}{date}")))
-}
-
-/// `YYYY.MM.DD`.
-const DATE_CHARS: usize = 10;
 
 /// Waits between attempts to reach a tickerplant: [`FIRST_RETRY`], doubling up to
 /// [`LAST_RETRY`], forever.
@@ -219,16 +202,6 @@ impl Stop {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_journal_name_gives_its_day_and_its_neighbours() {
-        let path = Path::new("/j/sym2026.11.25");
-        let day: Date = "2026.11.25".parse().unwrap();
-        assert_eq!(journal_day(path), Some(day));
-        assert_eq!(journal_of(path, Date(day.0 + 1)).unwrap(), Path::new("/j/sym2026.11.26"));
-        assert_eq!(journal_day(Path::new("/j/sym")), None);
-        assert_eq!(journal_of(Path::new("/j/notadate.x"), day), None);
-    }
 
     #[test]
     fn backoff_doubles_to_its_bound_and_a_stop_ends_it() {

@@ -37,7 +37,7 @@ pub struct EodArgs {
 pub fn run(args: EodArgs) -> CliResult {
     let schema = Schema::load(&args.schema)?;
     let specs = daywrite::table_specs(args.table_spec.as_deref(), &schema.tables)?;
-    let date = match args.date.or_else(|| daywrite::journal_date(&args.journal)) {
+    let date = match args.date.or_else(|| strata_tick::journal::journal_date(&args.journal)) {
         Some(date) => date,
         None => {
             return Err(format!(
