@@ -21,7 +21,7 @@ use crate::column_data::{Column, SymbolDomain};
 use crate::config::DbConfig;
 use crate::date::Date;
 use crate::durable::{Durability, sync_parent};
-use crate::error::{IoContext, Result, StoreError};
+use crate::error::{IoContext, Result, StoreError, corrupt};
 use crate::partition::{
     Partition, PartitionRecord, PartitionStatus, Staging, WriteLock, clear_leftovers, leftover_date, link_table,
 };
@@ -185,12 +185,26 @@ impl Database {
 
     /// Every served date partition, ascending, across all segments (see
     /// [`Database::partition`]).
+    ///
+    /// A partition with a bad completion record is an error, not a partition left
+    /// out: its directory was published whole, so a bad record is damage, and a
+    /// reader that skipped the day would give answers silently short of its rows.
     pub fn partitions(&self) -> Result<Vec<Date>> {
         let mut dates = Vec::new();
         for (date, dir) in self.dated_entries()?.0 {
             // A dated directory outside the segment its date maps to is not served.
-            if dir == self.partition_dir(date) && self.partition(date)?.is_some_and(|p| p.is_served()) {
-                dates.push(date);
+            if dir != self.partition_dir(date) {
+                continue;
+            }
+            match self.partition(date)? {
+                Some(Partition { status: PartitionStatus::BadRecord(why), .. }) => {
+                    return Err(corrupt(
+                        &dir,
+                        format!("partition {date} cannot be served: {why} (`strata verify` reports the damage)"),
+                    ));
+                }
+                Some(_) => dates.push(date),
+                None => {}
             }
         }
         dates.dedup();
@@ -617,7 +631,8 @@ mod tests {
         let record = part.join(crate::PARTITION_RECORD);
         let text = fs::read_to_string(&record).unwrap();
         fs::write(&record, text.replace("trade 1", "trade 2")).unwrap();
-        assert_eq!(db.partitions().unwrap(), []);
+        let err = db.partitions().unwrap_err().to_string();
+        assert!(err.contains("partition 2024.03.05 cannot be served") && err.contains("checksum"), "{err}");
         assert_eq!(db.tables(Some(date)).unwrap(), Vec::<String>::new());
         let err = db.write_table(&TableLocation::Partition(date, "x".into()), &longs(&[1]), &how).unwrap_err();
         assert!(err.to_string().contains("refusing to write"), "{err}");

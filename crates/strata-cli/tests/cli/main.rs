@@ -4,6 +4,7 @@
 mod bench_io;
 mod chaos;
 mod common;
+mod damage;
 mod eod;
 mod integrity;
 mod sql;

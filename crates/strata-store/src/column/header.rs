@@ -4,7 +4,11 @@
 //! ```text
 //! 0   magic (8 bytes, names the kind)   10  type code u8   12..28  kind-specific
 //! 8   format version u16                11  attribute u8   28      crc32c of bytes 0..28
+//! 32..64  zero
 //! ```
+//!
+//! The zero bytes are checked on open, so that a flipped bit anywhere in a column
+//! file is found (the checksums cover the rest).
 
 use std::path::Path;
 
@@ -49,6 +53,9 @@ pub(super) fn open(path: &Path, h: &[u8], magic: &[u8; 8], kind: &str) -> Result
             path,
             format!("{kind} column header checksum {stored:#010x} does not match {computed:#010x}"),
         ));
+    }
+    if let Some(at) = h[32..HEADER_LEN].iter().position(|&b| b != 0) {
+        return Err(corrupt(path, format!("{kind} column header byte {} is not zero", 32 + at)));
     }
     let version = u16::from_le_bytes([h[8], h[9]]);
     if version != VERSION {
