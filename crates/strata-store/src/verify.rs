@@ -201,13 +201,16 @@ pub fn verify_database(db: &Database, scope: &VerifyScope) -> Result<VerifyRepor
         }
         Some(date) => vec![date],
         None => {
-            tables.extend(db.tables(None)?.iter().map(|t| db.root().join(t)));
+            // Splayed tables, including a directory whose `.d` is lost (readers no
+            // longer see it as a table), but not the segments of a `par.txt`.
+            let splayed = table_dirs(db.root())?;
+            tables.extend(splayed.into_iter().filter(|dir| !db.segments().contains(dir)));
             db.survey()?.partitions.iter().map(|p| p.date).collect()
         }
     };
     for &date in &dates {
         verify_partition_record(db, date, &mut report);
-        tables.extend(partition_tables(&db.partition_dir(date))?);
+        tables.extend(table_dirs(&db.partition_dir(date))?);
     }
     report.partitions = dates.len();
     if let Some(name) = &scope.table {
@@ -279,9 +282,9 @@ fn verify_partition_record(db: &Database, date: Date, report: &mut VerifyReport)
     }
 }
 
-/// The table directories of a partition: every visible subdirectory named like a
-/// table, whether or not its `.d` survived.
-fn partition_tables(dir: &Path) -> Result<Vec<PathBuf>> {
+/// The table directories of a partition or the root: every visible subdirectory
+/// named like a table, whether or not its `.d` survived.
+fn table_dirs(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut tables = Vec::new();
     for entry in fs::read_dir(dir).map_err(|source| StoreError::Io { path: dir.to_path_buf(), source })? {
         let entry = entry.map_err(|source| StoreError::Io { path: dir.to_path_buf(), source })?;

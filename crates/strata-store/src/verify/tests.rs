@@ -191,3 +191,23 @@ fn a_row_count_that_differs_from_the_completion_record_is_found() {
         "{found:#?}"
     );
 }
+
+#[test]
+fn a_splayed_table_that_lost_its_order_file_is_found_but_segments_are_not_tables() {
+    let (dir, db) = database();
+    let splayed = TableLocation::Splayed("names".into());
+    let table = Table::new(vec![("name".into(), Column::from_symbols(["A", "B"]))]).unwrap();
+    db.write_table(&splayed, &table, &TableWrite::default()).unwrap();
+    fs::remove_file(db.table_dir(&splayed).join(COLUMN_ORDER_FILE)).unwrap();
+    let report = verify_database(&db, &VerifyScope::default()).unwrap();
+    let found = damaged(&report);
+    assert!(found.iter().any(|f| f.path == db.table_dir(&splayed).join(COLUMN_ORDER_FILE)), "{found:#?}");
+
+    // A par.txt segment at the root is a directory named like a table, and not one.
+    fs::remove_dir_all(db.table_dir(&splayed)).unwrap();
+    fs::write(dir.path().join(crate::database::SEGMENTS_FILE), "seg0\n").unwrap();
+    fs::create_dir(dir.path().join("seg0")).unwrap();
+    let db = Database::open(dir.path()).unwrap();
+    let report = verify_database(&db, &VerifyScope::default()).unwrap();
+    assert!(damaged(&report).iter().all(|f| !f.path.starts_with(dir.path().join("seg0"))), "{:#?}", report.findings);
+}
