@@ -39,9 +39,12 @@ pub const TLS_HANDSHAKE_RECORD: u8 = 0x16;
 /// Plaintext encrypted per step when writing: the session's send buffer holds
 /// one step's records at a time.
 const WRITE_STEP: usize = 32 << 10;
-/// Encrypted bytes read from the socket per read (a TLS record is at most about
-/// 16 KiB; larger reads take several records at once).
+/// Encrypted bytes read from the socket per read at most (a TLS record is at most
+/// about 16 KiB; larger reads take several records at once).
 const READ_STEP: usize = 32 << 10;
+/// Encrypted bytes read per read at first: an idle connection keeps a small
+/// buffer; each read that fills it doubles it, up to [`READ_STEP`].
+const FIRST_READ_STEP: usize = 4 << 10;
 /// The address prefix that asks for TLS, as in kdb+'s `:tcps://host:port`.
 pub const TLS_SCHEME: &str = "tcps://";
 /// The environment variable kdb+ takes its trusted CAs from, used when the process
@@ -349,7 +352,9 @@ impl Read for TlsReader {
                 continue;
             }
             if self.raw.is_empty() {
-                self.raw = vec![0; READ_STEP];
+                self.raw = vec![0; FIRST_READ_STEP];
+            } else if self.end == self.raw.len() && self.raw.len() < READ_STEP {
+                self.raw.resize(2 * self.raw.len(), 0);
             }
             let n = (&self.tls.socket).read(&mut self.raw)?;
             if n == 0 {
