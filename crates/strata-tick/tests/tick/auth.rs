@@ -164,8 +164,8 @@ fn a_client_certificate_is_required_when_the_server_names_a_client_ca() {
     let tp = tls_tp(TlsMode::Required, true);
     let answer = |tls: &ClientTls| connect_tls(tp.addr, tls).and_then(|mut c| c.sync(&K::string(".u.i")));
     answer(&client_tls(Some("client"))).expect("a certificate from the client CA");
-    let none = answer(&client_tls(None)).err().expect("no certificate: refused");
-    let rogue = answer(&client_tls(Some("rogue"))).err().expect("a certificate from another CA: refused");
+    let none = answer(&client_tls(None)).expect_err("no certificate: refused");
+    let rogue = answer(&client_tls(Some("rogue"))).expect_err("a certificate from another CA: refused");
     for err in [none, rogue] {
         let text = err.to_string();
         assert!(text.contains("TLS") || text.contains("access refused") || err.is_disconnect(), "{err}");
