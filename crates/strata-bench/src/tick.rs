@@ -346,6 +346,7 @@ fn measure(s: &Scenario, dir: &Path, seconds: f64) -> Result<Measured, strata_ti
                 db: dir.join(format!("hdb{i}")),
                 listen: None,
                 credentials: None,
+                tls: None,
                 hdbs: Vec::new(),
                 table_spec: None,
                 query_memory: None,

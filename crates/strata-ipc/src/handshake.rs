@@ -3,61 +3,15 @@
 //! connection. Strata speaks protocol capability 3 (kdb+ 3.x messages, 32-bit
 //! lengths) and accepts any client that offers it or less.
 
-use std::collections::HashMap;
 use std::io::{Read, Write};
-use std::path::Path;
 
+pub use crate::credentials::Credentials;
 use crate::error::IpcError;
 
 /// The capability Strata offers and accepts at most.
 pub const CAPABILITY: u8 = 3;
 /// The longest handshake accepted (kdb+ limits user:password similarly).
 pub const MAX_HANDSHAKE: usize = 1024;
-
-/// `user:password` pairs that may connect, from a credentials file.
-///
-/// The file has one `user:password` per line; blank lines and lines starting with
-/// `#` are ignored. Keep it readable only by the server's user.
-#[derive(Clone, Debug, Default)]
-pub struct Credentials {
-    users: HashMap<String, String>,
-}
-
-impl Credentials {
-    /// Reads a credentials file; errors name the file and line.
-    pub fn load(path: &Path) -> Result<Credentials, IpcError> {
-        let text = std::fs::read_to_string(path).map_err(|e| IpcError::io(format!("reading {}", path.display()), e))?;
-        Credentials::parse(&text).map_err(|e| IpcError::Handshake(format!("{}: {e}", path.display())))
-    }
-
-    /// Parses the text of a credentials file.
-    pub fn parse(text: &str) -> Result<Credentials, String> {
-        let mut users = HashMap::new();
-        for (i, line) in text.lines().enumerate() {
-            let line = line.trim();
-            if line.is_empty() || line.starts_with('#') {
-                continue;
-            }
-            let Some((user, password)) = line.split_once(':') else {
-                return Err(format!("line {}: expected user:password", i + 1));
-            };
-            users.insert(user.to_string(), password.to_string());
-        }
-        Ok(Credentials { users })
-    }
-
-    /// Whether `user` may connect with `password`. The password is compared in
-    /// time that does not depend on where it differs, so timing does not tell a
-    /// guesser how much of it was right.
-    pub fn check(&self, user: &str, password: &str) -> bool {
-        self.users.get(user).is_some_and(|p| same_bytes(p.as_bytes(), password.as_bytes()))
-    }
-}
-
-/// Whether `a` and `b` are equal, looking at every byte whatever the answer.
-fn same_bytes(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |differ, (x, y)| differ | (x ^ y)) == 0
-}
 
 /// The `user:password` a client process sends, from the user name its command line
 /// gives and a secret kept off the command line (where `ps` would show it to every
@@ -97,6 +51,19 @@ pub struct Peer {
 /// an unknown user or wrong password is refused (the caller closes the connection,
 /// which is how kdb+ says no).
 pub fn accept<S: Read + Write>(stream: &mut S, credentials: Option<&Credentials>) -> Result<Peer, IpcError> {
+    accept_with(stream, |user, password| match credentials {
+        Some(c) if !c.check(user, password) => Err(format!("user {user:?} refused: unknown user or wrong password")),
+        _ => Ok(()),
+    })
+}
+
+/// Like [`accept`], with the login checked by `check(user, password)` (a server's
+/// [`Credentials::verify`], which bounds how often and how many at once): its error
+/// refuses the client, and says why in the returned error.
+pub fn accept_with<S: Read + Write>(
+    stream: &mut S,
+    check: impl FnOnce(&str, &str) -> Result<(), String>,
+) -> Result<Peer, IpcError> {
     let mut text = Vec::with_capacity(32);
     let mut byte = [0u8; 1];
     loop {
@@ -122,14 +89,13 @@ pub fn accept<S: Read + Write>(stream: &mut S, credentials: Option<&Credentials>
     };
     let text = String::from_utf8_lossy(&text);
     let (user, password) = text.split_once(':').unwrap_or((&text, ""));
-    if let Some(credentials) = credentials
-        && !credentials.check(user, password)
-    {
-        return Err(IpcError::Handshake(format!("user {user:?} refused: unknown user or wrong password")));
-    }
+    check(user, password).map_err(IpcError::Handshake)?;
     let agreed = capability.map_or(0, |c| c.min(CAPABILITY));
     if capability.is_some() {
-        stream.write_all(&[agreed]).map_err(|e| IpcError::io("answering the handshake", e))?;
+        stream
+            .write_all(&[agreed])
+            .and_then(|()| stream.flush())
+            .map_err(|e| IpcError::io("answering the handshake", e))?;
     }
     Ok(Peer { user: user.to_string(), capability: agreed })
 }
@@ -140,6 +106,7 @@ pub fn offer<S: Read + Write>(stream: &mut S, user_password: &str) -> Result<u8,
     let mut hello = user_password.as_bytes().to_vec();
     hello.extend_from_slice(&[CAPABILITY, 0]);
     stream.write_all(&hello).map_err(|e| IpcError::io("sending the handshake", e))?;
+    stream.flush().map_err(|e| IpcError::io("sending the handshake", e))?;
     let mut answer = [0u8; 1];
     match stream.read(&mut answer) {
         Ok(1) => Ok(answer[0]),

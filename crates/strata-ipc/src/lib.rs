@@ -10,6 +10,9 @@
 //!   bytes to remote peers (reusing `strata_codec::qipc`), reading whole messages.
 //! - [`handshake`]: `user:password` plus capability byte, checked against a
 //!   credentials file when one is configured.
+//! - [`credentials`]: a credentials file's users (argon2 hashes, kdb+'s plain and
+//!   MD5 forms), bounded checks, and `strata passwd`'s atomic update.
+//! - [`tls`]: TLS sessions for servers and clients (rustls), kdb+'s `tcps://`.
 //! - [`reader`]: whole messages read from a stream in large chunks, handed out as
 //!   slices of one buffer.
 //! - [`view`]: a value read in place (what it is and where its bytes lie), for hot
@@ -20,7 +23,8 @@
 //! - [`arrow`]: q tables to and from Strata tables and Arrow record batches.
 
 pub mod arrow;
-mod connection;
+pub mod connection;
+pub mod credentials;
 mod cursor;
 mod decode;
 mod encode;
@@ -29,6 +33,7 @@ pub mod frame;
 pub mod handshake;
 pub mod reader;
 pub mod request;
+pub mod tls;
 pub mod value;
 pub mod view;
 

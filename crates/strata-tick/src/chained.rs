@@ -26,11 +26,12 @@
 
 use std::collections::VecDeque;
 use std::io::Write;
-use std::net::{SocketAddr, TcpStream};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Sender, bounded, select};
+use strata_ipc::connection::Outgoing;
 use strata_ipc::frame::plain_body;
 use strata_ipc::value::EPOCH_OFFSET_DAYS;
 use strata_ipc::view::{View, to_value, view};
@@ -67,6 +68,8 @@ pub struct ChainedConfig {
     pub batch: Option<Duration>,
     /// Users allowed to connect.
     pub credentials: Option<Credentials>,
+    /// TLS on the port it serves (`None`: plain TCP only).
+    pub tls: Option<strata_ipc::tls::ServerTls>,
     /// Bytes a subscriber's queue may hold.
     pub subscriber_limit: usize,
     /// What happens to a subscriber that does not keep up.
@@ -81,7 +84,7 @@ enum Upstream {
     /// The connection ended, and why; reconnecting follows.
     Gone(String),
     /// Upstream answered a new subscription; its socket, for asking it.
-    Back(Subscription, TcpStream),
+    Back(Subscription, Outgoing),
 }
 
 /// A running chained tickerplant. Dropping the handle stops it.
@@ -119,11 +122,12 @@ impl Drop for ChainedHandle {
 /// republishing.
 pub fn start(config: ChainedConfig) -> Result<ChainedHandle, TickError> {
     let (up, subscription) = subscribe(&config.upstream, &config.user_password)?;
-    let asker = up.socket().try_clone().map_err(|e| TickError::Other(format!("ctp: {e}")))?;
+    let asker = up.outgoing();
     let server = Server::start(ServerConfig {
         role: "ctp",
         listen: config.listen.clone(),
         credentials: config.credentials.clone(),
+        tls: config.tls.clone(),
         max_message: DEFAULT_MAX_MESSAGE,
         outbox_limit: config.subscriber_limit,
     })?;
@@ -256,7 +260,7 @@ impl Follower {
                 if let Some(change) = subscription.schema_change(&self.schema) {
                     return Err(TickError::Schema(format!("{change}; not resuming (restart the chained tickerplant)")));
                 }
-                let asker = up.socket().try_clone().map_err(|e| TickError::Other(format!("ctp: {e}")))?;
+                let asker = up.outgoing();
                 Ok((up, subscription, asker))
             });
             match attempt {
@@ -338,7 +342,7 @@ struct Chained {
     upstream: String,
     /// The subscription connection's socket, for asking upstream; `None` while
     /// upstream is away.
-    asker: Option<TcpStream>,
+    asker: Option<Outgoing>,
     /// Whether a position request is on its way upstream.
     asked: bool,
     /// Requests waiting for upstream's position, in arrival order.
@@ -419,7 +423,7 @@ impl Chained {
     /// Upstream answered a new subscription: subscribers get what they missed
     /// ([`Chained::catch_up`]), or, when that cannot be told, their connections are
     /// closed so they resubscribe.
-    fn back(&mut self, subscription: Subscription, asker: TcpStream) {
+    fn back(&mut self, subscription: Subscription, asker: Outgoing) {
         match self.catch_up(&subscription) {
             Ok(published) => log::line(
                 "ctp",

@@ -36,6 +36,8 @@ pub struct HdbConfig {
     pub listen: String,
     /// Users allowed to connect.
     pub credentials: Option<Credentials>,
+    /// TLS on the port it serves (`None`: plain TCP only).
+    pub tls: Option<strata_ipc::tls::ServerTls>,
     /// Bytes SQL may hold for sorts, aggregations and joins (`None`: no limit).
     pub query_memory: Option<usize>,
 }
@@ -219,6 +221,7 @@ pub fn start(config: HdbConfig) -> Result<HdbHandle, TickError> {
         role: "hdb",
         listen: config.listen.clone(),
         credentials: config.credentials.clone(),
+        tls: config.tls.clone(),
         max_message: strata_ipc::DEFAULT_MAX_MESSAGE,
         outbox_limit: 1 << 30,
     })?;

@@ -58,6 +58,8 @@ pub struct RdbConfig {
     pub listen: Option<String>,
     /// Users allowed to query.
     pub credentials: Option<Credentials>,
+    /// TLS on the port it serves (`None`: plain TCP only).
+    pub tls: Option<strata_ipc::tls::ServerTls>,
     /// HDBs (`host:port`) to tell to reload after end of day.
     pub hdbs: Vec<String>,
     /// Compression: a table spec file for every table, or a directory holding
@@ -361,6 +363,7 @@ pub fn start(config: RdbConfig) -> Result<RdbHandle, TickError> {
                 role: "rdb",
                 listen: listen.clone(),
                 credentials: config.credentials.clone(),
+                tls: config.tls.clone(),
                 max_message: DEFAULT_MAX_MESSAGE,
                 outbox_limit: 1 << 30,
             })?;

@@ -16,6 +16,11 @@
 //! [`HANDSHAKE_TIMEOUT`] to complete its handshake, and refusals are logged at most
 //! once a second ([`log::Throttle`]). A server reachable from other hosts without a
 //! credentials file says so when it starts.
+//!
+//! With TLS ([`ServerConfig::tls`]) the TLS handshake is part of the handshake
+//! (the same deadline, the same bound on connections), the reader thread reads the
+//! session through a [`TlsReader`] and sends go through the writer thread (a TLS
+//! record cannot be half-written from another thread, so there is no direct send).
 
 use std::io::{BufWriter, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -28,6 +33,7 @@ use crossbeam_channel::{Receiver, Sender, TrySendError, bounded, unbounded};
 use rustix::io::Errno;
 use rustix::net::SendFlags;
 use strata_ipc::reader::FrameReader;
+use strata_ipc::tls::{ServerTls, TLS_HANDSHAKE_RECORD, TlsMode, TlsReader, TlsSocket, TlsWriter};
 use strata_ipc::{Credentials, HEADER_LEN, Header, K, MessageKind, encode_message, handshake};
 
 use crate::error::TickError;
@@ -157,7 +163,7 @@ pub struct Outbox {
     queued: Arc<AtomicUsize>,
     limit: usize,
     remote: bool,
-    socket: Arc<TcpStream>,
+    link: Link,
     sent_bytes: Arc<AtomicU64>,
     /// Buffers the writer thread has written out, emptied, for the next batch.
     spare: Receiver<Vec<u8>>,
@@ -206,9 +212,11 @@ impl Outbox {
             return Ok(());
         }
         let _sending = self.sending.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if self.queued.load(Ordering::Acquire) == 0 {
+        if let Link::Plain(socket) = &self.link
+            && self.queued.load(Ordering::Acquire) == 0
+        {
             let flags = SendFlags::DONTWAIT | SendFlags::NOSIGNAL;
-            match rustix::net::send(&*self.socket, pending, flags) {
+            match rustix::net::send(&**socket, pending, flags) {
                 Ok(written) => {
                     self.sent_bytes.fetch_add(written as u64, Ordering::Relaxed);
                     pending.drain(..written);
@@ -251,7 +259,23 @@ impl Outbox {
 
     /// Closes the connection (both directions); its reader reports `Closed`.
     pub fn close(&self) {
-        let _ = self.socket.shutdown(std::net::Shutdown::Both);
+        let _ = self.link.socket().shutdown(std::net::Shutdown::Both);
+    }
+}
+
+/// A connection's socket, plain or under a TLS session.
+#[derive(Clone, Debug)]
+enum Link {
+    Plain(Arc<TcpStream>),
+    Tls(Arc<TlsSocket>),
+}
+
+impl Link {
+    fn socket(&self) -> &TcpStream {
+        match self {
+            Link::Plain(socket) => socket,
+            Link::Tls(tls) => tls.socket(),
+        }
     }
 }
 
@@ -264,6 +288,9 @@ pub struct ServerConfig {
     pub listen: String,
     /// Users allowed to connect; `None` lets anyone in.
     pub credentials: Option<Credentials>,
+    /// TLS: the certificate, whether clients need certificates, and whether plain
+    /// connections are still accepted; `None` for plain TCP only.
+    pub tls: Option<ServerTls>,
     /// The largest message accepted from a client.
     pub max_message: usize,
     /// Bytes each connection's outbox may hold.
@@ -390,8 +417,9 @@ struct HandshakeStream<'a> {
     deadline: Instant,
 }
 
-impl Read for HandshakeStream<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+impl HandshakeStream<'_> {
+    /// Runs `read` on the socket with a timeout of what is left until the deadline.
+    fn bounded<T>(&self, read: impl FnOnce(&TcpStream) -> std::io::Result<T>) -> std::io::Result<T> {
         let timed_out = || {
             std::io::Error::new(
                 std::io::ErrorKind::TimedOut,
@@ -403,12 +431,27 @@ impl Read for HandshakeStream<'_> {
             return Err(timed_out());
         }
         self.stream.set_read_timeout(Some(left))?;
-        match self.stream.read(buf) {
+        match read(self.stream) {
             Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
                 Err(timed_out())
             }
             read => read,
         }
+    }
+
+    /// The first byte the client sent, left in the socket.
+    fn peek_first(&self) -> std::io::Result<u8> {
+        let mut byte = [0u8; 1];
+        match self.bounded(|s| s.peek(&mut byte))? {
+            0 => Err(std::io::ErrorKind::UnexpectedEof.into()),
+            _ => Ok(byte[0]),
+        }
+    }
+}
+
+impl Read for HandshakeStream<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.bounded(|mut s| s.read(buf))
     }
 }
 
@@ -436,6 +479,43 @@ impl Write for SharedSocket {
     }
 }
 
+/// The handshakes of a new connection within [`HANDSHAKE_TIMEOUT`]: TLS (when the
+/// server has it and the client starts it, or must), then kdb+'s with the
+/// credentials checked. The user, and the connection's socket or TLS session.
+fn open(stream: TcpStream, peer: SocketAddr, config: &ServerConfig) -> Result<(String, Link), String> {
+    let deadline = Instant::now() + HANDSHAKE_TIMEOUT;
+    let check = |user: &str, password: &str| match &config.credentials {
+        Some(credentials) => credentials.verify(user, password, peer.ip(), deadline).map_err(|e| e.to_string()),
+        None => Ok(()),
+    };
+    let mut io = HandshakeStream { stream: &stream, deadline };
+    let tls = match &config.tls {
+        Some(tls) => {
+            let first = io.peek_first().map_err(|e| format!("handshake: {e}"))?;
+            match (first == TLS_HANDSHAKE_RECORD, tls.mode()) {
+                (true, _) => Some(tls),
+                (false, TlsMode::Optional) => None,
+                (false, TlsMode::Required) => {
+                    return Err("a plain (not TLS) connection, and this server requires TLS (--tls-mode \
+                                required): connect with TLS (tcps://host:port)"
+                        .into());
+                }
+            }
+        }
+        None => None,
+    };
+    match tls {
+        Some(tls) => {
+            let (peer, session) = tls.accept(&mut io, check).map_err(|e| e.to_string())?;
+            Ok((peer.user, Link::Tls(TlsSocket::new(stream, session))))
+        }
+        None => {
+            let peer = handshake::accept_with(&mut io, check).map_err(|e| e.to_string())?;
+            Ok((peer.user, Link::Plain(Arc::new(stream))))
+        }
+    }
+}
+
 /// Handshake, writer thread, then the read loop.
 fn serve_connection(id: ConnId, stream: TcpStream, shared: &Shared, tx: Sender<Event>) {
     let config = &shared.config;
@@ -443,17 +523,15 @@ fn serve_connection(id: ConnId, stream: TcpStream, shared: &Shared, tx: Sender<E
         Ok(p) => p,
         Err(_) => return,
     };
-    let mut handshake_stream = HandshakeStream { stream: &stream, deadline: Instant::now() + HANDSHAKE_TIMEOUT };
-    let user = match handshake::accept(&mut handshake_stream, config.credentials.as_ref()) {
-        Ok(p) => p.user,
+    let (user, link) = match open(stream, peer, config) {
+        Ok(opened) => opened,
         Err(e) => {
             shared.refused(peer, e);
             return;
         }
     };
-    let _ = stream.set_read_timeout(None);
-    let _ = stream.set_nodelay(true);
-    let socket = Arc::new(stream);
+    let _ = link.socket().set_read_timeout(None);
+    let _ = link.socket().set_nodelay(true);
     // Unbounded in frames (bounded by `OUTBOX_FRAMES` and the byte limit when
     // sending): memory for frames queued only, none for an idle connection.
     let (frames_tx, frames_rx) = unbounded::<Vec<u8>>();
@@ -464,25 +542,35 @@ fn serve_connection(id: ConnId, stream: TcpStream, shared: &Shared, tx: Sender<E
         queued: Arc::new(AtomicUsize::new(0)),
         limit: config.outbox_limit,
         remote: !peer.ip().is_loopback(),
-        socket: socket.clone(),
+        link: link.clone(),
         sent_bytes: Arc::new(AtomicU64::new(0)),
         spare: spare_rx,
         sending: Arc::new(Mutex::new(())),
     };
     let (queued, sent) = (outbox.queued.clone(), outbox.sent_bytes.clone());
-    let write_half = SharedSocket(socket.clone());
-    let _ = thread::Builder::new()
-        .name(format!("{}-send{id}", config.role))
-        .spawn(move || write_loop(write_half, frames_rx, spare_tx, queued, sent));
+    let name = format!("{}-send{id}", config.role);
+    let _ = match &link {
+        Link::Plain(socket) => {
+            let write_half = SharedSocket(socket.clone());
+            thread::Builder::new().name(name).spawn(move || write_loop(write_half, frames_rx, spare_tx, queued, sent))
+        }
+        Link::Tls(tls) => {
+            let write_half = TlsWriter(tls.clone());
+            thread::Builder::new().name(name).spawn(move || write_loop(write_half, frames_rx, spare_tx, queued, sent))
+        }
+    };
     if tx.send(Event::Opened { id, peer, user, outbox: outbox.clone() }).is_err() {
         return;
     }
-    let reason = read_loop(id, &socket, config.max_message, &tx);
+    let reason = match &link {
+        Link::Plain(socket) => read_loop(id, &**socket, config.max_message, &tx),
+        Link::Tls(tls) => read_loop(id, TlsReader::new(tls.clone()), config.max_message, &tx),
+    };
     outbox.close();
     let _ = tx.send(Event::Closed { id, reason });
 }
 
-fn read_loop(id: ConnId, stream: &TcpStream, max_message: usize, tx: &Sender<Event>) -> String {
+fn read_loop(id: ConnId, stream: impl Read, max_message: usize, tx: &Sender<Event>) -> String {
     let mut reader = FrameReader::new(stream, max_message);
     loop {
         match reader.fill() {
@@ -513,7 +601,7 @@ fn read_loop(id: ConnId, stream: &TcpStream, max_message: usize, tx: &Sender<Eve
 /// the emptied buffers back through `spare` (when there is room and they are not
 /// over [`KEPT_BUFFER_BYTES`]).
 fn write_loop(
-    stream: SharedSocket,
+    stream: impl Write,
     frames: Receiver<Vec<u8>>,
     spare: Sender<Vec<u8>>,
     queued: Arc<AtomicUsize>,
@@ -566,6 +654,7 @@ mod tests {
             role: "test",
             listen: "127.0.0.1:0".into(),
             credentials: None,
+            tls: None,
             max_message: 1 << 20,
             outbox_limit: 1 << 20,
         })
@@ -598,6 +687,7 @@ mod tests {
             role: "test",
             listen: "127.0.0.1:0".into(),
             credentials: None,
+            tls: None,
             max_message: 1 << 20,
             outbox_limit: 64 << 20,
         })

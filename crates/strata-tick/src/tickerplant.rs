@@ -77,6 +77,8 @@ pub struct TickerplantConfig {
     pub clock: Clock,
     /// Users allowed to connect.
     pub credentials: Option<Credentials>,
+    /// TLS on the port it serves (`None`: plain TCP only).
+    pub tls: Option<strata_ipc::tls::ServerTls>,
     /// Bytes a subscriber's queue may hold.
     pub subscriber_limit: usize,
     /// What happens to a subscriber that does not keep up.
@@ -101,6 +103,7 @@ impl TickerplantConfig {
             journal_recovery: Recovery::Refuse,
             clock: Clock::default(),
             credentials: None,
+            tls: None,
             subscriber_limit: 64 << 20,
             slow_policy: SlowPolicy::Disconnect,
             hop_times: false,
@@ -138,6 +141,7 @@ pub fn start(config: TickerplantConfig) -> Result<TickerplantHandle, TickError> 
         role: "tp",
         listen: config.listen.clone(),
         credentials: config.credentials.clone(),
+        tls: config.tls.clone(),
         max_message: config.max_message,
         outbox_limit: config.subscriber_limit,
     })?;

@@ -136,14 +136,20 @@ fn run_tick(args: &DemoArgs) -> CliResult {
     config.listen = "127.0.0.1:0".into();
     config.hop_times = true;
     let tp = tickerplant::start(config)?;
-    let hdb =
-        hdb::start(HdbConfig { db: db.clone(), listen: "127.0.0.1:0".into(), credentials: None, query_memory: None })?;
+    let hdb = hdb::start(HdbConfig {
+        db: db.clone(),
+        listen: "127.0.0.1:0".into(),
+        credentials: None,
+        tls: None,
+        query_memory: None,
+    })?;
     let rdb = rdb::start(RdbConfig {
         tp: tp.addr.to_string(),
         user_password: String::new(),
         db: db.clone(),
         listen: Some("127.0.0.1:0".into()),
         credentials: None,
+        tls: None,
         hdbs: vec![hdb.addr.to_string()],
         table_spec: Some(spec),
         query_memory: None,

@@ -13,6 +13,7 @@ mod export;
 mod generate;
 mod import;
 mod ls;
+mod passwd;
 mod sql;
 mod stats;
 mod tick;
@@ -58,6 +59,9 @@ pub enum Command {
     Ctp(tick::CtpArgs),
     /// Feed simulator: send TAQ-shaped updates to a tickerplant on a timer.
     Feed(tick::FeedArgs),
+    /// Set a user's password in a credentials file (an argon2id hash), read without
+    /// echo from the terminal or from standard input.
+    Passwd(passwd::PasswdArgs),
     /// Run SQL on a database: one query (as a table, CSV, JSON or Parquet) or, with
     /// no query, an interactive shell.
     Sql(sql::SqlArgs),
@@ -86,6 +90,7 @@ pub fn run(command: Command) -> CliResult {
         Command::Eod(args) => eod::run(args),
         Command::Ctp(args) => tick::run_ctp(args),
         Command::Feed(args) => tick::run_feed(args),
+        Command::Passwd(args) => passwd::run(args),
         Command::Sql(args) => sql::run(args),
         Command::Bench(command) => bench::run(command),
         Command::Gen(command) => generate::run(command),

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use clap::Args;
 use strata_ipc::Credentials;
+use strata_ipc::tls::{self, ClientTls, ServerTls, TlsMode};
 use strata_tick::chained::{self, ChainedConfig};
 use strata_tick::clock::Clock;
 use strata_tick::feed::{self, FeedConfig, FeedTable};
@@ -28,6 +29,19 @@ pub struct UserArgs {
     /// File whose first line is the password, or `user:password`.
     #[arg(long)]
     password_file: Option<PathBuf>,
+    /// Connect to the servers over TLS, as if each address said `tcps://host:port`.
+    #[arg(long)]
+    tls: bool,
+    /// PEM file of the CAs whose server certificates to trust over TLS (kdb+'s
+    /// SSL_CA_CERT_FILE, which is read when this is not given).
+    #[arg(long)]
+    tls_ca: Option<PathBuf>,
+    /// PEM certificate chain shown to servers that require client certificates.
+    #[arg(long, requires_all = ["tls_ca", "tls_client_key"])]
+    tls_client_cert: Option<PathBuf>,
+    /// PEM private key of --tls-client-cert.
+    #[arg(long, requires = "tls_client_cert")]
+    tls_client_key: Option<PathBuf>,
 }
 
 /// The environment variable a client process takes its password (or
@@ -45,6 +59,17 @@ impl UserArgs {
         };
         Ok(strata_ipc::handshake::login(&self.user, secret.as_deref())?)
     }
+
+    /// `addr` as this process connects to it: with `tcps://` under --tls. Also
+    /// makes --tls-ca and the client certificate what every `tcps://` connection
+    /// of the process uses.
+    fn address(&self, addr: String) -> Result<String, Box<dyn std::error::Error>> {
+        if let Some(ca) = &self.tls_ca {
+            let identity = self.tls_client_cert.as_deref().zip(self.tls_client_key.as_deref());
+            tls::set_default_client(ClientTls::load(ca, identity)?);
+        }
+        Ok(if self.tls && !tls::split_address(&addr).1 { format!("{}{addr}", tls::TLS_SCHEME) } else { addr })
+    }
 }
 
 /// Options every server shares.
@@ -60,6 +85,19 @@ pub struct ServeArgs {
     /// Connections kept open at once; clients past it are refused and logged.
     #[arg(long, default_value_t = strata_tick::server::DEFAULT_MAX_CONNECTIONS)]
     max_connections: usize,
+    /// PEM certificate chain: serve kdb+ IPC over TLS (with --tls-key).
+    #[arg(long, requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// PEM private key of --tls-cert.
+    #[arg(long, requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+    /// PEM file of CAs: clients must show a certificate one of them signed.
+    #[arg(long, requires = "tls_cert")]
+    tls_client_ca: Option<PathBuf>,
+    /// With --tls-cert: `required` (TLS only, as kdb+'s -E 2; plain clients are
+    /// refused) or `optional` (TLS and plain on the same port, as -E 1).
+    #[arg(long, default_value = "required")]
+    tls_mode: TlsMode,
 }
 
 impl ServeArgs {
@@ -72,6 +110,11 @@ impl ServeArgs {
 
     fn credentials(&self) -> Result<Option<Credentials>, Box<dyn std::error::Error>> {
         Ok(self.credentials.as_deref().map(Credentials::load).transpose()?)
+    }
+
+    fn tls(&self) -> Result<Option<ServerTls>, Box<dyn std::error::Error>> {
+        let (Some(cert), Some(key)) = (&self.tls_cert, &self.tls_key) else { return Ok(None) };
+        Ok(Some(ServerTls::load(cert, key, self.tls_client_ca.as_deref(), self.tls_mode)?))
     }
 }
 
@@ -130,6 +173,7 @@ pub fn run_tp(args: TpArgs) -> CliResult {
     config.journal_recovery = args.journal_recovery;
     config.clock = Clock { offset_minutes: args.utc_offset_minutes };
     config.credentials = args.serve.credentials()?;
+    config.tls = args.serve.tls()?;
     config.subscriber_limit = args.subscriber_queue_bytes;
     config.slow_policy = args.slow_subscriber;
     config.hop_times = args.hop_times;
@@ -140,7 +184,7 @@ pub fn run_tp(args: TpArgs) -> CliResult {
 /// Arguments of `strata rdb`.
 #[derive(Args)]
 pub struct RdbArgs {
-    /// The tickerplant, host:port.
+    /// The tickerplant, host:port (tcps://host:port for TLS).
     #[arg(long, default_value = "127.0.0.1:5010")]
     tp: String,
     /// The HDB root that end of day writes into.
@@ -172,13 +216,15 @@ fn query_memory(mb: usize) -> Option<usize> {
 
 /// Runs `strata rdb` until it is killed (it rides out tickerplant restarts).
 pub fn run_rdb(args: RdbArgs) -> CliResult {
+    let hdbs = args.hdb.into_iter().map(|hdb| args.login.address(hdb)).collect::<Result<_, _>>()?;
     let handle = rdb::start(RdbConfig {
-        tp: args.tp,
+        tp: args.login.address(args.tp)?,
         user_password: args.login.user_password()?,
         db: args.db,
         listen: Some(args.serve.listen(args.port)),
         credentials: args.serve.credentials()?,
-        hdbs: args.hdb,
+        tls: args.serve.tls()?,
+        hdbs,
         table_spec: args.table_spec,
         query_memory: query_memory(args.query_memory_mb),
     })?;
@@ -208,6 +254,7 @@ pub fn run_hdb(args: HdbArgs) -> CliResult {
         db: args.db,
         listen: args.serve.listen(args.port),
         credentials: args.serve.credentials()?,
+        tls: args.serve.tls()?,
         query_memory: query_memory(args.query_memory_mb),
     })?;
     handle.join();
@@ -217,7 +264,7 @@ pub fn run_hdb(args: HdbArgs) -> CliResult {
 /// Arguments of `strata ctp`.
 #[derive(Args)]
 pub struct CtpArgs {
-    /// The upstream tickerplant, host:port.
+    /// The upstream tickerplant, host:port (tcps://host:port for TLS).
     #[arg(long, default_value = "127.0.0.1:5010")]
     tp: String,
     /// Port to listen on.
@@ -242,11 +289,12 @@ pub struct CtpArgs {
 /// Runs `strata ctp` until it is killed (it rides out upstream restarts).
 pub fn run_ctp(args: CtpArgs) -> CliResult {
     let handle = chained::start(ChainedConfig {
-        upstream: args.tp,
+        upstream: args.login.address(args.tp)?,
         user_password: args.login.user_password()?,
         listen: args.serve.listen(args.port),
         batch: args.batch_ms.filter(|&ms| ms > 0).map(Duration::from_millis),
         credentials: args.serve.credentials()?,
+        tls: args.serve.tls()?,
         subscriber_limit: args.subscriber_queue_bytes,
         slow_policy: args.slow_subscriber,
     })?;
@@ -257,7 +305,7 @@ pub fn run_ctp(args: CtpArgs) -> CliResult {
 /// Arguments of `strata feed` (seed 001's feed simulator).
 #[derive(Args)]
 pub struct FeedArgs {
-    /// The tickerplant, host:port.
+    /// The tickerplant, host:port (tcps://host:port for TLS).
     #[arg(long, default_value = "127.0.0.1:5010")]
     tp: String,
     /// TAQ table to send: `trade` (`time sym ex price size`) or `quote` (`time sym ex
@@ -309,7 +357,7 @@ pub fn run_feed(args: FeedArgs) -> CliResult {
         return Ok(());
     }
     let config = FeedConfig {
-        tp: args.tp,
+        tp: args.login.address(args.tp)?,
         user_password: args.login.user_password()?,
         table: args.table,
         rows: args.rows.max(1),

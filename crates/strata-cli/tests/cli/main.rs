@@ -1,6 +1,7 @@
 //! End-to-end tests of the `strata` binary: real files, real processes, one test
 //! binary so the CLI's dependencies are linked once.
 
+mod auth;
 mod bench_io;
 mod chaos;
 mod common;

@@ -37,6 +37,7 @@ pub fn rdb_config(tp: impl ToString, db: &Path) -> RdbConfig {
         db: db.into(),
         listen: Some("127.0.0.1:0".into()),
         credentials: None,
+        tls: None,
         hdbs: vec![],
         table_spec: None,
         query_memory: None,
@@ -52,6 +53,7 @@ pub fn start_ctp(upstream: impl ToString, subscriber_limit: usize) -> ChainedHan
         listen: "127.0.0.1:0".into(),
         batch: None,
         credentials: None,
+        tls: None,
         subscriber_limit,
         slow_policy: SlowPolicy::Disconnect,
     })
@@ -60,8 +62,14 @@ pub fn start_ctp(upstream: impl ToString, subscriber_limit: usize) -> ChainedHan
 
 /// An HDB over `db` on a free port.
 pub fn start_hdb(db: &Path) -> HdbHandle {
-    hdb::start(HdbConfig { db: db.into(), listen: "127.0.0.1:0".into(), credentials: None, query_memory: None })
-        .unwrap()
+    hdb::start(HdbConfig {
+        db: db.into(),
+        listen: "127.0.0.1:0".into(),
+        credentials: None,
+        tls: None,
+        query_memory: None,
+    })
+    .unwrap()
 }
 
 pub fn connect(addr: impl ToString) -> Connection {

@@ -1,3 +1,4 @@
+mod auth;
 mod chained;
 mod common;
 mod crash;

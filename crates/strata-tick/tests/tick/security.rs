@@ -45,7 +45,7 @@ fn child_server() {
             tickerplant::start(config).unwrap().join().unwrap();
         }
         "hdb" => {
-            let config = HdbConfig { db: dir.into(), listen, credentials: None, query_memory: None };
+            let config = HdbConfig { db: dir.into(), listen, credentials: None, tls: None, query_memory: None };
             hdb::start(config).unwrap().join();
         }
         other => panic!("no server kind {other}"),
