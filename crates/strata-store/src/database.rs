@@ -17,6 +17,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use crate::append::{DroppedAttribute, append_table, stored_schema};
 use crate::column_data::{Column, SymbolDomain};
 use crate::config::DbConfig;
 use crate::date::Date;
@@ -25,7 +26,8 @@ use crate::error::{IoContext, Result, StoreError};
 use crate::partition::{
     Partition, PartitionRecord, PartitionStatus, Staging, WriteLock, clear_leftovers, leftover_date, link_table,
 };
-use crate::splayed::{SplayedTable, WriteOptions, write_splayed};
+use crate::schema::{SchemaLock, TableSchema};
+use crate::splayed::{SplayedTable, WriteOptions, remove_leftovers, replace_dir, staging_dir, write_splayed};
 use crate::sym::SymFile;
 use crate::table::{Table, is_valid_name};
 use crate::table_spec::TableSpec;
@@ -72,6 +74,39 @@ pub struct PartitionTable<'a> {
     pub table: &'a Table,
     /// How to write it.
     pub how: &'a TableWrite,
+}
+
+/// What a write does with a table that is already there.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum WriteMode {
+    /// End of day's way: in a partition, the stored rows then the new ones,
+    /// re-sorted by the write's sort columns; a splayed table is replaced.
+    #[default]
+    Merge,
+    /// Refuse the write: the table exists (`strata import`'s default).
+    Fail,
+    /// Add the new rows after the stored ones, appending to the column files
+    /// ([`crate::append`]): stored rows keep their order, attributes are checked
+    /// again (and dropped, with the reason, when the new rows break them).
+    Append,
+    /// Replace the table with the new rows, atomically.
+    Replace,
+}
+
+/// What a write did to one table.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WriteOutcome {
+    /// The table.
+    pub table: String,
+    /// Rows it held before; `None` when it was not there.
+    pub rows_before: Option<u64>,
+    /// Rows it holds now.
+    pub rows_after: u64,
+    /// Attributes an append dropped because the new rows break them.
+    pub dropped: Vec<DroppedAttribute>,
+    /// Whether this write recorded the table's schema (its first partition, or the
+    /// first write since schemas were recorded).
+    pub schema_recorded: bool,
 }
 
 /// Everything in a database's partition directories, for `strata ls`.
@@ -281,13 +316,154 @@ impl Database {
     /// [`Database::write_partition`] (added to the partition, or merged with the
     /// table already there).
     pub fn write_table(&self, location: &TableLocation, table: &Table, how: &TableWrite) -> Result<()> {
+        self.write_table_as(location, table, how, WriteMode::Merge).map(drop)
+    }
+
+    /// Writes `table` at `location` as [`Database::write_table`] does, doing `mode`
+    /// with a table already there ([`WriteMode`]), and says what it did.
+    pub fn write_table_as(
+        &self,
+        location: &TableLocation,
+        table: &Table,
+        how: &TableWrite,
+        mode: WriteMode,
+    ) -> Result<WriteOutcome> {
         match location {
             TableLocation::Splayed(name) => {
                 check_name(name)?;
-                self.write_table_at(&self.table_dir(location), table, how)
+                self.write_splayed_as(name, table, how, mode)
             }
-            TableLocation::Partition(date, name) => self.write_partition(*date, &[PartitionTable { name, table, how }]),
+            TableLocation::Partition(date, name) => {
+                let mut outcomes = self.write_partition_as(*date, &[PartitionTable { name, table, how }], mode)?;
+                Ok(outcomes.remove(0))
+            }
         }
+    }
+
+    /// A splayed table at the root, written as `mode` says.
+    fn write_splayed_as(&self, name: &str, table: &Table, how: &TableWrite, mode: WriteMode) -> Result<WriteOutcome> {
+        let dir = self.root.join(name);
+        // Serialises appends (each copies the stored table) with other writers of
+        // the root.
+        let _lock = WriteLock::acquire(&self.root)?;
+        let rows_before =
+            if dir.join(crate::splayed::COLUMN_ORDER_FILE).is_file() { Some(stored_rows_of(&dir)?) } else { None };
+        let outcome = |rows_after, dropped| WriteOutcome {
+            table: name.to_string(),
+            rows_before,
+            rows_after,
+            dropped,
+            schema_recorded: false,
+        };
+        match (rows_before, mode) {
+            (Some(rows), WriteMode::Fail) => Err(StoreError::Invalid(format!(
+                "{}: table {name} already holds {rows} rows; write it in mode append to add rows or replace to \
+                 replace them",
+                dir.display()
+            ))),
+            (Some(_), WriteMode::Append) => {
+                remove_leftovers(&self.root, name)?;
+                let staged = staging_dir(&self.root, name);
+                let appended = append_table(name, &dir, &staged, table, how, &self.sym, self.config.durability)
+                    .and_then(|appended| {
+                        if self.config.durability == Durability::Fsync {
+                            fs::File::open(&staged).and_then(|d| d.sync_all()).at(&staged)?;
+                        }
+                        replace_dir(&staged, &dir, self.config.durability)?;
+                        Ok(appended)
+                    });
+                if appended.is_err() {
+                    let _ = fs::remove_dir_all(&staged);
+                }
+                let appended = appended.map_err(|e| self.named_for(e, &staged, &dir, name))?;
+                Ok(outcome(appended.rows_after, appended.dropped))
+            }
+            _ => {
+                self.write_table_at(&dir, table, how)?;
+                Ok(outcome(table.len() as u64, Vec::new()))
+            }
+        }
+    }
+
+    /// `error` of writing table `name` in `staged`, with paths named as the user
+    /// finds them (under `target`, not the staging copy) and rule breaks prefixed by
+    /// where they happened.
+    fn named_for(&self, error: StoreError, staged: &Path, target: &Path, name: &str) -> StoreError {
+        match error {
+            StoreError::Invalid(what) => StoreError::Invalid(format!("{}: table {name}: {what}", target.display())),
+            StoreError::Write { path, temp, source } => {
+                let path = path.strip_prefix(staged).map_or(path.clone(), |rest| target.join(rest));
+                StoreError::Write { path, temp, source }
+            }
+            other => other,
+        }
+    }
+
+    /// The schema table `name` must keep: its record at the root, else (a database
+    /// written before records) the stored columns of the newest partition holding
+    /// the table; `None` for a table no partition holds yet.
+    pub fn table_schema(&self, name: &str) -> Result<Option<TableSchema>> {
+        Ok(self.schema_and_source(name, None)?.map(|(schema, _, _)| schema))
+    }
+
+    /// The schema a replacement of table `name` in partition `date` must keep: as
+    /// [`Database::table_schema`], but never derived from `date` itself (whose
+    /// types may be the drift being repaired).
+    pub fn table_schema_beside(&self, name: &str, date: Date) -> Result<Option<TableSchema>> {
+        Ok(self.schema_and_source(name, Some(date))?.map(|(schema, _, _)| schema))
+    }
+
+    /// [`Database::table_schema`], with the file it came from and whether that is
+    /// the record; `except` is a partition not to derive it from.
+    fn schema_and_source(&self, name: &str, except: Option<Date>) -> Result<Option<(TableSchema, PathBuf, bool)>> {
+        if let Some(schema) = TableSchema::read(&self.root, name)? {
+            return Ok(Some((schema, TableSchema::path(&self.root, name), true)));
+        }
+        for date in self.partitions()?.into_iter().rev().filter(|d| Some(*d) != except) {
+            if self.tables(Some(date))?.iter().any(|t| t == name) {
+                let dir = self.partition_dir(date).join(name);
+                return Ok(Some((stored_schema(name, &dir)?, dir, false)));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Whether a partition other than `date` serves table `name`.
+    fn held_elsewhere(&self, name: &str, date: Date) -> Result<bool> {
+        for other in self.partitions()?.into_iter().filter(|d| *d != date) {
+            if self.tables(Some(other))?.iter().any(|t| t == name) {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Checks each table against its schema ([`crate::schema`]) and returns the
+    /// records to write once the partition is published: a new table's, and a
+    /// derived one's (a database from before records). Replacing a table that only
+    /// partition `date` holds sets its schema anew.
+    fn check_schemas(&self, date: Date, tables: &[PartitionTable<'_>], mode: WriteMode) -> Result<Vec<TableSchema>> {
+        let mut pending = Vec::new();
+        for t in tables {
+            let offered = TableSchema::of(t.name, t.table);
+            if mode == WriteMode::Replace && !self.held_elsewhere(t.name, date)? {
+                if TableSchema::read(&self.root, t.name)?.as_ref() != Some(&offered) {
+                    pending.push(offered);
+                }
+                continue;
+            }
+            let except = (mode == WriteMode::Replace).then_some(date);
+            match self.schema_and_source(t.name, except)? {
+                Some((schema, source, recorded)) => {
+                    schema.check(t.table, &source)?;
+                    if !recorded {
+                        pending.push(schema);
+                    }
+                }
+                None => pending.push(offered),
+            }
+        }
+        Ok(pending)
     }
 
     /// Writes `tables` into partition `date` as one atomic step: readers see the
@@ -309,12 +485,37 @@ impl Database {
     /// its tables are not served and would otherwise be dropped). On any error the
     /// partition is untouched and the staging directory removed.
     pub fn write_partition(&self, date: Date, tables: &[PartitionTable<'_>]) -> Result<()> {
+        self.write_partition_as(date, tables, WriteMode::Merge).map(drop)
+    }
+
+    /// Writes `tables` into partition `date` as [`Database::write_partition`] does,
+    /// doing `mode` with a table the partition already serves, and says what it
+    /// did to each table (in the order given).
+    ///
+    /// Every table must keep its schema ([`crate::schema`]): columns, order and
+    /// types as the table's record at the root says (the first partition written
+    /// fixes it; a database from before records takes it from its newest
+    /// partition). A table that differs refuses the whole write, naming the table,
+    /// the column, the stored type and the offered one. Replacing a table that no
+    /// other partition holds sets its schema anew.
+    pub fn write_partition_as(
+        &self,
+        date: Date,
+        tables: &[PartitionTable<'_>],
+        mode: WriteMode,
+    ) -> Result<Vec<WriteOutcome>> {
         for (i, t) in tables.iter().enumerate() {
             check_name(t.name)?;
             if tables[..i].iter().any(|u| u.name == t.name) {
                 return Err(StoreError::Invalid(format!("partition {date}: table {} is written twice", t.name)));
             }
         }
+        // Records are created under the root's schema lock, held until the partition
+        // that fixes them is published; a check against existing records needs it
+        // only while reading (a record never changes once written).
+        let schema_lock = SchemaLock::acquire(&self.root)?;
+        let pending = self.check_schemas(date, tables, mode)?;
+        let schema_lock = if pending.is_empty() { None } else { Some(schema_lock) };
         let target = self.partition_dir(date);
         let segment = target.parent().expect("a partition has a segment");
         if !segment.is_dir() {
@@ -351,16 +552,13 @@ impl Database {
                 record.tables.push((name.clone(), stored_rows(old, name)?));
             }
         }
+        let mut outcomes = Vec::with_capacity(tables.len());
         for t in tables {
-            let merged;
-            let table = match &existing {
-                Some(old) if old.tables.iter().any(|n| n == t.name) => {
-                    merged = self.merged(&target.join(t.name), date, t)?;
-                    &merged
-                }
-                _ => t.table,
+            let stored = match &existing {
+                Some(old) if old.tables.iter().any(|n| n == t.name) => Some(stored_rows(old, t.name)?),
+                _ => None,
             };
-            self.write_table_at(&staging.dir().join(t.name), table, t.how).map_err(|e| match e {
+            let named = |e: StoreError| match e {
                 StoreError::Invalid(what) => StoreError::Invalid(format!("partition {date}: table {}: {what}", t.name)),
                 // Named as the user will find it: under the partition, not its staging copy.
                 StoreError::Write { path, temp, source } => {
@@ -368,12 +566,60 @@ impl Database {
                     StoreError::Write { path, temp, source }
                 }
                 other => other,
-            })?;
-            record.tables.push((t.name.to_string(), table.len() as u64));
+            };
+            let staged = staging.dir().join(t.name);
+            let (rows_after, dropped) = match (stored, mode) {
+                (Some(rows), WriteMode::Fail) => {
+                    return Err(StoreError::Invalid(format!(
+                        "{}: partition {date} already holds table {} ({rows} rows); write it in mode append to add \
+                         rows or replace to replace them",
+                        target.display(),
+                        t.name
+                    )));
+                }
+                (Some(_), WriteMode::Append) => {
+                    let appended = append_table(
+                        t.name,
+                        &target.join(t.name),
+                        &staged,
+                        t.table,
+                        t.how,
+                        &self.sym,
+                        self.config.durability,
+                    )
+                    .map_err(named)?;
+                    (appended.rows_after, appended.dropped)
+                }
+                (Some(_), WriteMode::Merge) => {
+                    let merged = self.merged(&target.join(t.name), date, t)?;
+                    self.write_table_at(&staged, &merged, t.how).map_err(named)?;
+                    (merged.len() as u64, Vec::new())
+                }
+                _ => {
+                    self.write_table_at(&staged, t.table, t.how).map_err(named)?;
+                    (t.table.len() as u64, Vec::new())
+                }
+            };
+            record.tables.push((t.name.to_string(), rows_after));
+            let schema_recorded = pending.iter().any(|p| p.table == t.name);
+            outcomes.push(WriteOutcome {
+                table: t.name.to_string(),
+                rows_before: stored,
+                rows_after,
+                dropped,
+                schema_recorded,
+            });
         }
         record.tables.sort();
         record.write(staging.dir(), self.config.durability)?;
-        staging.publish(&target, self.config.durability)
+        staging.publish(&target, self.config.durability)?;
+        // The partition is in place: record the schemas it fixed. A crash before this
+        // leaves tables without a record, which the next write derives and records.
+        for schema in &pending {
+            schema.write(&self.root, self.config.durability)?;
+        }
+        drop(schema_lock);
+        Ok(outcomes)
     }
 
     /// The rows stored in table `dir` of partition `date`, then `new`'s rows.
@@ -445,6 +691,11 @@ fn check_name(name: &str) -> Result<()> {
     }
 }
 
+/// Rows of the table at `dir`, from its first column.
+fn stored_rows_of(dir: &Path) -> Result<u64> {
+    Ok(SplayedTable::open(dir)?.stats()?.first().map_or(0, |s| s.rows))
+}
+
 /// Rows of served table `name` of `partition`: from its record, or (no record) from
 /// the table's first column.
 fn stored_rows(partition: &Partition, name: &str) -> Result<u64> {
@@ -453,8 +704,7 @@ fn stored_rows(partition: &Partition, name: &str) -> Result<u64> {
     {
         return Ok(rows);
     }
-    let table = SplayedTable::open(&partition.dir.join(name))?;
-    Ok(table.stats()?.first().map_or(0, |s| s.rows))
+    stored_rows_of(&partition.dir.join(name))
 }
 
 #[cfg(test)]
@@ -566,7 +816,8 @@ mod tests {
         let p = db.partition(date).unwrap().unwrap();
         let PartitionStatus::Complete(record) = &p.status else { panic!("{:?}", p.status) };
         assert_eq!(record.tables, [("quote".to_string(), 2), ("trade".to_string(), 3)]);
-        assert_eq!(entries(dir.path()), [".partition-write.lock", "2024.03.04", "sym", "sym.crc"], "no staging left");
+        let root = [".partition-write.lock", "2024.03.04", "quote.schema", "sym", "sym.crc", "trade.schema"];
+        assert_eq!(entries(dir.path()), root, "no staging left; each table's schema recorded");
 
         // A second end of day for the date: trade merged (appended, re-sorted), a
         // new table added, quote carried over.
@@ -594,7 +845,54 @@ mod tests {
             .to_string();
         assert!(err.contains("partition 2024.03.04: table trade") && err.contains("stored columns are sym x"), "{err}");
         assert_eq!(x_values(&db, date, "trade"), [0, 2, 4, 1, 3], "untouched by the refused write");
-        assert_eq!(entries(dir.path()), [".partition-write.lock", "2024.03.04", "sym", "sym.crc"]);
+        let root =
+            [".partition-write.lock", "2024.03.04", "extra.schema", "quote.schema", "sym", "sym.crc", "trade.schema"];
+        assert_eq!(entries(dir.path()), root);
+    }
+
+    #[test]
+    fn an_end_of_day_of_other_types_is_refused_and_a_database_without_records_adopts_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Database::open(dir.path()).unwrap();
+        let (day1, day2): (Date, Date) = ("2024.03.04".parse().unwrap(), "2024.03.05".parse().unwrap());
+        let ints = |v: &[i32]| {
+            Table::new(vec![
+                ("sym".into(), Column::from_symbols(v.iter().map(|_| "A"))),
+                ("x".into(), Column::from_values(ColumnType::Int, v.to_vec()).unwrap()),
+            ])
+            .unwrap()
+        };
+        let how = TableWrite::default();
+        db.write_partition(day1, &[PartitionTable { name: "trade", table: &longs(&[1, 2]), how: &how }]).unwrap();
+        let err = db.write_partition(day2, &[PartitionTable { name: "trade", table: &ints(&[3]), how: &how }]);
+        let err = err.unwrap_err().to_string();
+        assert!(
+            err.starts_with("table trade: column x is int in the new rows but long in the table's schema"),
+            "{err}"
+        );
+        assert!(db.partition(day2).unwrap().is_none(), "nothing written");
+
+        // Without its record (a database from before records), the schema comes from
+        // the newest partition, and the next write records it.
+        fs::remove_file(TableSchema::path(dir.path(), "trade")).unwrap();
+        let err = db.write_table(&TableLocation::Partition(day2, "trade".into()), &ints(&[3]), &how).unwrap_err();
+        assert!(err.to_string().contains("schema of") && err.to_string().contains("2024.03.04/trade"), "{err}");
+        let outcomes = db
+            .write_partition_as(
+                day2,
+                &[PartitionTable { name: "trade", table: &longs(&[3]), how: &how }],
+                WriteMode::Fail,
+            )
+            .unwrap();
+        assert!(outcomes[0].schema_recorded && outcomes[0].rows_before.is_none(), "{outcomes:?}");
+        assert_eq!(db.table_schema("trade").unwrap(), Some(TableSchema::of("trade", &longs(&[3]))));
+        // Replacing the only partition of a table may change its schema.
+        let only = |table: &Table| {
+            db.write_table_as(&TableLocation::Partition(day1, "solo".into()), table, &how, WriteMode::Replace)
+        };
+        only(&longs(&[1])).unwrap();
+        assert!(only(&ints(&[1])).unwrap().schema_recorded);
+        assert_eq!(db.table_schema("solo").unwrap().unwrap().type_of("x"), Some(ColumnType::Int));
     }
 
     #[test]

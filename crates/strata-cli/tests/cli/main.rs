@@ -6,6 +6,7 @@ mod chaos;
 mod common;
 mod eod;
 mod integrity;
+mod schema;
 mod sql;
 mod storage;
 mod taq_zip;
