@@ -197,27 +197,40 @@ fn an_append_killed_midway_leaves_the_old_table_or_the_new_one() {
     let base = write(dir.path(), "base.csv", &trades_csv(0, 1000, &["A", "B"]));
     let big = write(dir.path(), "big.csv", &trades_csv(1000, 200_000, &["A", "B", "C"]));
     succeeded(import(&db, &base, DAY1, &["--spec", "gzip:9"]));
-    let (mut rows, mut sum) = (1000usize, size_sum(0, 1000));
-    for delay_ms in [5u64, 40, 120, 300, 2000] {
-        let mut child = Command::new(binary())
+    let append = || {
+        Command::new(binary())
             .args(["import", big.to_str().unwrap(), "--db", db.to_str().unwrap(), "--table", "t"])
             .args(["--partition", DAY1, "--mode", "append"])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
-            .unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+            .unwrap()
+    };
+    // One whole append, timed, so the kills below land across its run whatever the
+    // machine's speed.
+    let started = std::time::Instant::now();
+    assert!(append().wait().unwrap().success());
+    let whole = started.elapsed();
+    let (mut rows, mut sum) = (201_000usize, size_sum(0, 1000) + size_sum(1000, 200_000));
+    let mut killed_while_staging = 0;
+    for tenth in [1u32, 3, 5, 6, 7, 8, 9] {
+        let mut child = append();
+        std::thread::sleep(whole * tenth / 10);
         child.kill().unwrap(); // SIGKILL
         child.wait().unwrap();
+        let staged =
+            std::fs::read_dir(&db).unwrap().any(|e| e.unwrap().file_name().to_string_lossy().contains("staging"));
+        killed_while_staging += usize::from(staged);
         let now: usize = scalar(&db, "SELECT count(*) AS n FROM t").parse().unwrap();
         if now != rows {
-            assert_eq!(now, rows + 200_000, "killed after {delay_ms} ms: a torn append");
+            assert_eq!(now, rows + 200_000, "killed at {tenth}/10 of an append: a torn table");
             (rows, sum) = (now, sum + size_sum(1000, 200_000));
         }
-        assert_eq!(scalar(&db, "SELECT sum(size) AS s FROM t"), sum.to_string(), "killed after {delay_ms} ms");
+        assert_eq!(scalar(&db, "SELECT sum(size) AS s FROM t"), sum.to_string(), "killed at {tenth}/10");
         let report = ok(&["verify", db.to_str().unwrap()]);
-        assert!(report.contains("0 damaged"), "killed after {delay_ms} ms: {report}");
+        assert!(report.contains("0 damaged"), "killed at {tenth}/10: {report}");
     }
+    assert!(killed_while_staging > 0, "no kill landed while the partition was being built");
     // The next write clears what killed writers left.
     succeeded(import(&db, &base, DAY1, &["--mode", "append"]));
     let leftovers: Vec<_> = std::fs::read_dir(&db)
