@@ -391,11 +391,7 @@ impl Database {
     fn named_for(&self, error: StoreError, staged: &Path, target: &Path, name: &str) -> StoreError {
         match error {
             StoreError::Invalid(what) => StoreError::Invalid(format!("{}: table {name}: {what}", target.display())),
-            StoreError::Write { path, temp, source } => {
-                let path = path.strip_prefix(staged).map_or(path.clone(), |rest| target.join(rest));
-                StoreError::Write { path, temp, source }
-            }
-            other => other,
+            other => published_name(other, staged, target),
         }
     }
 
@@ -560,12 +556,7 @@ impl Database {
             };
             let named = |e: StoreError| match e {
                 StoreError::Invalid(what) => StoreError::Invalid(format!("partition {date}: table {}: {what}", t.name)),
-                // Named as the user will find it: under the partition, not its staging copy.
-                StoreError::Write { path, temp, source } => {
-                    let path = path.strip_prefix(staging.dir()).map_or(path.clone(), |rest| target.join(rest));
-                    StoreError::Write { path, temp, source }
-                }
-                other => other,
+                other => published_name(other, staging.dir(), &target),
             };
             let staged = staging.dir().join(t.name);
             let (rows_after, dropped) = match (stored, mode) {
@@ -679,6 +670,23 @@ impl Database {
     pub fn read_column(&self, location: &TableLocation, column: &str) -> Result<Column> {
         let domain = self.sym.load()?;
         self.open_table(location)?.read_column(column, &domain)
+    }
+}
+
+/// `error` of a write under `staged` (a staging copy), named as the user will find
+/// it once published at `target`: a write that fails (a full disk) names the
+/// table's column, not the staging copy, which follows as the file being written.
+fn published_name(error: StoreError, staged: &Path, target: &Path) -> StoreError {
+    match error {
+        StoreError::Write { path, temp, source } => {
+            let path = path.strip_prefix(staged).map_or(path.clone(), |rest| target.join(rest));
+            StoreError::Write { path, temp, source }
+        }
+        StoreError::Io { path, source } if path.starts_with(staged) => {
+            let named = target.join(path.strip_prefix(staged).expect("under the staging copy"));
+            StoreError::Write { path: named, temp: path, source }
+        }
+        other => other,
     }
 }
 

@@ -337,18 +337,13 @@ fn ragged(line: &str, expected: usize, found: usize, names: &[&str]) -> Option<S
     if names.len() != expected {
         return None;
     }
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
+    let fields = format!("line {line}: {found} field{} where the header has {expected}", plural(found));
     Some(if found < expected {
         let missing = &names[found..];
-        let s = if missing.len() == 1 { "" } else { "s" };
-        format!(
-            "line {line}: {found} fields where the header has {expected}: no value for column{s} {}",
-            missing.join(", ")
-        )
+        format!("{fields}: no value for column{} {}", plural(missing.len()), missing.join(", "))
     } else {
-        format!(
-            "line {line}: {found} fields where the header has {expected}: a field past the last column, {}",
-            names[expected - 1]
-        )
+        format!("{fields}: a field past the last column, {}", names[expected - 1])
     })
 }
 

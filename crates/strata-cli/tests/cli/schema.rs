@@ -242,6 +242,34 @@ fn an_append_killed_midway_leaves_the_old_table_or_the_new_one() {
 }
 
 #[test]
+fn an_append_that_runs_out_of_room_names_the_table_and_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("hdb");
+    let base = write(dir.path(), "base.csv", &trades_csv(0, 60_000, &["A", "B"]));
+    let more = write(dir.path(), "more.csv", &trades_csv(60_000, 10, &["C"]));
+    succeeded(import(&db, &base, DAY1, &[]));
+    // A file size limit fails writes past 200 KiB with EFBIG, as a full disk fails
+    // them with ENOSPC: the staged copy of a 480 KB column cannot be made.
+    let out = Command::new("sh")
+        .args(["-c", "trap '' XFSZ; ulimit -f 400; exec \"$0\" \"$@\"", binary()])
+        .args(["import", more.to_str().unwrap(), "--db", db.to_str().unwrap(), "--table", "t"])
+        .args(["--partition", DAY1, "--mode", "append"])
+        .output()
+        .unwrap();
+    let err = clean_failure(&out);
+    let table = db.join(DAY1).join("t");
+    let named = ["time", "price", "size"]
+        .iter()
+        .any(|c| err.starts_with(&format!("strata: error: {}: cannot write: File too large", table.join(c).display())));
+    assert!(named, "{err}");
+    assert_eq!(scalar(&db, "SELECT count(*) AS n FROM t"), "60000");
+    let left = std::fs::read_dir(&db)
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().contains("staging"));
+    assert_eq!(left.count(), 0, "the staging partition is removed");
+}
+
+#[test]
 fn partitions_that_drifted_before_schemas_give_an_error_not_a_panic() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("hdb");
