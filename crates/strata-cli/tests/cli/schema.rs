@@ -284,10 +284,15 @@ fn partitions_that_drifted_before_schemas_give_an_error_not_a_panic() {
     let ints = parquet_of(dir.path(), "ints", &trades_csv(300, 200, &["A", "B"]), "size=int");
     succeeded(import(&other, &ints, DAY2, &[]));
     std::fs::rename(other.join(DAY2), db.join(DAY2)).unwrap();
+    let out = strata(&["verify", db.to_str().unwrap()]);
+    let report = String::from_utf8_lossy(&out.stdout);
+    let part = db.join(DAY2).join("t");
+    let finding =
+        format!("damaged: {}: column size is stored as int here but as long in the table's schema", part.display());
+    assert!(!out.status.success() && report.contains(&finding) && report.contains("--mode replace --cast"), "{report}");
     std::fs::remove_file(db.join("t.schema")).unwrap();
 
     let err = clean_failure(&sql(&db, "SELECT date, sym, sum(size) FROM t GROUP BY date, sym"));
-    let part = db.join(DAY2).join("t");
     assert!(err.contains(&format!("{}: column size is stored as int here but as long in", part.display())), "{err}");
     // Every query on the table says so (the scan learns each piece's attributes
     // from all its columns); other tables of the database still answer.
