@@ -87,7 +87,12 @@ pub(crate) fn append_table(
     };
     schema.check(rows, stored)?;
     for (column, wanted) in &how.attributes {
-        let i = old.names().iter().position(|n| n == column).ok_or_else(|| rows.column(column).unwrap_err())?;
+        let i = old.names().iter().position(|n| n == column).ok_or_else(|| {
+            StoreError::Invalid(format!(
+                "no column {column} for the {wanted} attribute; columns are: {}",
+                schema.names()
+            ))
+        })?;
         if files[i].attribute() != *wanted {
             return Err(StoreError::Invalid(format!(
                 "column {column} is stored with attribute {}, not {wanted}: an append keeps the stored attributes \

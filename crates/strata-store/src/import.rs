@@ -22,7 +22,7 @@
 //!   the Parquet file); a CSV header alone gives no types, and fixing a schema of
 //!   guessed symbols would refuse every real day after, so that is an error.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::append::stored_schema;
 use crate::cast::{CastFailure, cast_column};
@@ -122,6 +122,10 @@ pub fn import_file(
         None => table,
     };
     if table.is_empty() && exists && mode == WriteMode::Append {
+        // Nothing to add, but the columns must still be the table's.
+        if let Some(schema) = &known {
+            schema.check(&table, file)?;
+        }
         let stored = db.open_table(location)?.stats()?.first().map_or(0, |s| s.rows);
         let outcome = WriteOutcome {
             table: name.to_string(),
@@ -169,7 +173,6 @@ fn cast_error(file: &Path, schema: &TableSchema, column: &str, parquet: bool, fa
         }
         other => other.to_string(),
     };
-    let file: PathBuf = file.to_path_buf();
     StoreError::Invalid(format!(
         "{}: table {}: column {column}: cannot cast to the stored {}: {at}",
         file.display(),
