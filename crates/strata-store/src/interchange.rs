@@ -1,15 +1,18 @@
 //! CSV and Parquet files to and from tables.
 //!
 //! **CSV** files have a header row of column names (identifiers). Column types come
-//! from the caller's overrides, else arrow-csv infers them from the first
-//! [`CSV_INFER_ROWS`] rows: integers become long, decimals float, `true`/`false`
+//! from the caller's overrides, else (importing into a table that exists,
+//! [`read_csv_with`]) the types the table stores, else arrow-csv infers them from the
+//! first [`CSV_INFER_ROWS`] rows: integers become long, decimals float, `true`/`false`
 //! boolean, `YYYY-MM-DD` date, ISO-8601 date-times timestamp, anything else symbol.
 //! arrow-csv splits the file into text fields; Strata parses them, so every type reads
 //! kdb+'s forms as well as ISO-8601 ones (`2024.01.02D09:30:00.000000000`,
 //! `2024.01.02`, `09:30`, `0D00:00:01`, ...) and a value that does not parse is
 //! reported with the file, its line, the column, the value and the form expected.
 //! Lines are counted as records, header first: a quoted field holding a newline makes
-//! later line numbers smaller than an editor's. Empty fields are kdb+ nulls (see
+//! later line numbers smaller than an editor's. A row with too few or too many
+//! fields, or bytes that are not UTF-8, is reported by line and column name; a
+//! date-time outside a timestamp's range as out of range, not as malformed. Empty fields are kdb+ nulls (see
 //! [`crate::arrow`]). [`write_csv`] prints what [`read_csv`] reads back.
 //!
 //! **Parquet** files keep Strata's types in field metadata, so a table written with
