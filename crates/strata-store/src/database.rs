@@ -905,6 +905,57 @@ mod tests {
     }
 
     #[test]
+    fn appends_extend_strings_symbols_and_compressed_columns_and_recheck_attributes() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Database::open(dir.path()).unwrap();
+        let rows = |ids: &[&str], syms: &[&str]| {
+            Table::new(vec![
+                ("id".into(), Column::from_strings(ids.iter().copied())),
+                ("sym".into(), Column::from_symbols(syms.iter().copied())),
+                ("x".into(), Column::from_values(ColumnType::Long, (0..ids.len() as i64).collect()).unwrap()),
+            ])
+            .unwrap()
+        };
+        let how = TableWrite {
+            spec: TableSpec::uniform("zstd:1@12".parse().unwrap()),
+            attributes: vec![("id".into(), Attribute::Sorted)],
+            ..Default::default()
+        };
+        let day: Date = "2024.03.06".parse().unwrap();
+        for location in [TableLocation::Splayed("t".into()), TableLocation::Partition(day, "t".into())] {
+            db.write_table_as(&location, &rows(&["a", "b"], &["X", "Y"]), &how, WriteMode::Fail).unwrap();
+            let grown =
+                db.write_table_as(&location, &rows(&["c", "dd"], &["Z", "X"]), &how, WriteMode::Append).unwrap();
+            assert_eq!((grown.rows_before, grown.rows_after, grown.dropped.len()), (Some(2), 4, 0), "{location:?}");
+            let t = db.read_table(&location).unwrap();
+            assert_eq!((0..4).map(|i| t.column("id").unwrap().string(i)).collect::<Vec<_>>(), ["a", "b", "c", "dd"]);
+            assert_eq!((0..4).map(|i| t.column("sym").unwrap().symbol(i)).collect::<Vec<_>>(), ["X", "Y", "Z", "X"]);
+            assert_eq!(t.column("x").unwrap().values::<i64>(), [0, 1, 0, 1]);
+            let stats = db.open_table(&location).unwrap().stats().unwrap();
+            assert!(stats.iter().all(|c| c.spec.to_string() == "zstd:1@12"), "{stats:?}");
+            assert_eq!(stats[0].attribute, Attribute::Sorted);
+
+            // An id that steps back: sorted no longer holds, and the append says so.
+            let broke = db.write_table_as(&location, &rows(&["b"], &["Y"]), &TableWrite::default(), WriteMode::Append);
+            let dropped = broke.unwrap().dropped;
+            assert_eq!((dropped[0].column.as_str(), dropped[0].attribute), ("id", Attribute::Sorted));
+            assert!(dropped[0].reason.contains("row 4"), "{}", dropped[0].reason);
+            let stats = db.open_table(&location).unwrap().stats().unwrap();
+            assert_eq!((stats[0].attribute, stats[0].rows), (Attribute::None, 5));
+            // Without an attribute, strings are appended in place: offsets shifted past
+            // the stored bytes.
+            db.write_table_as(&location, &rows(&["e", ""], &["W", "X"]), &TableWrite::default(), WriteMode::Append)
+                .unwrap();
+            let t = db.read_table(&location).unwrap();
+            let ids: Vec<_> = (0..7).map(|i| t.column("id").unwrap().string(i)).collect();
+            assert_eq!(ids, ["a", "b", "c", "dd", "b", "e", ""]);
+            assert_eq!(t.column("sym").unwrap().symbol(5), "W");
+            let report = crate::verify::verify_database(&db, &Default::default()).unwrap();
+            assert!(report.is_intact(), "{:?}", report.findings);
+        }
+    }
+
+    #[test]
     fn only_what_the_record_lists_is_served() {
         let dir = tempfile::tempdir().unwrap();
         let db = Database::open(dir.path()).unwrap();
