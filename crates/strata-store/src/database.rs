@@ -17,6 +17,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use crate::append::{DroppedAttribute, append_table, stored_schema};
 use crate::column_data::{Column, SymbolDomain};
 use crate::config::DbConfig;
 use crate::date::Date;
@@ -25,7 +26,8 @@ use crate::error::{IoContext, Result, StoreError, corrupt};
 use crate::partition::{
     Partition, PartitionRecord, PartitionStatus, Staging, WriteLock, clear_leftovers, leftover_date, link_table,
 };
-use crate::splayed::{SplayedTable, WriteOptions, write_splayed};
+use crate::schema::{SchemaLock, TableSchema};
+use crate::splayed::{SplayedTable, WriteOptions, remove_leftovers, replace_dir, staging_dir, write_splayed};
 use crate::sym::SymFile;
 use crate::table::{Table, is_valid_name};
 use crate::table_spec::TableSpec;
@@ -72,6 +74,39 @@ pub struct PartitionTable<'a> {
     pub table: &'a Table,
     /// How to write it.
     pub how: &'a TableWrite,
+}
+
+/// What a write does with a table that is already there.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum WriteMode {
+    /// End of day's way: in a partition, the stored rows then the new ones,
+    /// re-sorted by the write's sort columns; a splayed table is replaced.
+    #[default]
+    Merge,
+    /// Refuse the write: the table exists (`strata import`'s default).
+    Fail,
+    /// Add the new rows after the stored ones, appending to the column files
+    /// ([`crate::append`]): stored rows keep their order, attributes are checked
+    /// again (and dropped, with the reason, when the new rows break them).
+    Append,
+    /// Replace the table with the new rows, atomically.
+    Replace,
+}
+
+/// What a write did to one table.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WriteOutcome {
+    /// The table.
+    pub table: String,
+    /// Rows it held before; `None` when it was not there.
+    pub rows_before: Option<u64>,
+    /// Rows it holds now.
+    pub rows_after: u64,
+    /// Attributes an append dropped because the new rows break them.
+    pub dropped: Vec<DroppedAttribute>,
+    /// Whether this write recorded the table's schema (its first partition, or the
+    /// first write since schemas were recorded).
+    pub schema_recorded: bool,
 }
 
 /// Everything in a database's partition directories, for `strata ls`.
@@ -295,13 +330,150 @@ impl Database {
     /// [`Database::write_partition`] (added to the partition, or merged with the
     /// table already there).
     pub fn write_table(&self, location: &TableLocation, table: &Table, how: &TableWrite) -> Result<()> {
+        self.write_table_as(location, table, how, WriteMode::Merge).map(drop)
+    }
+
+    /// Writes `table` at `location` as [`Database::write_table`] does, doing `mode`
+    /// with a table already there ([`WriteMode`]), and says what it did.
+    pub fn write_table_as(
+        &self,
+        location: &TableLocation,
+        table: &Table,
+        how: &TableWrite,
+        mode: WriteMode,
+    ) -> Result<WriteOutcome> {
         match location {
             TableLocation::Splayed(name) => {
                 check_name(name)?;
-                self.write_table_at(&self.table_dir(location), table, how)
+                self.write_splayed_as(name, table, how, mode)
             }
-            TableLocation::Partition(date, name) => self.write_partition(*date, &[PartitionTable { name, table, how }]),
+            TableLocation::Partition(date, name) => {
+                let mut outcomes = self.write_partition_as(*date, &[PartitionTable { name, table, how }], mode)?;
+                Ok(outcomes.remove(0))
+            }
         }
+    }
+
+    /// A splayed table at the root, written as `mode` says.
+    fn write_splayed_as(&self, name: &str, table: &Table, how: &TableWrite, mode: WriteMode) -> Result<WriteOutcome> {
+        let dir = self.root.join(name);
+        // Serialises appends (each copies the stored table) with other writers of
+        // the root.
+        let _lock = WriteLock::acquire(&self.root)?;
+        let rows_before =
+            if dir.join(crate::splayed::COLUMN_ORDER_FILE).is_file() { Some(stored_rows_of(&dir)?) } else { None };
+        let outcome = |rows_after, dropped| WriteOutcome {
+            table: name.to_string(),
+            rows_before,
+            rows_after,
+            dropped,
+            schema_recorded: false,
+        };
+        match (rows_before, mode) {
+            (Some(rows), WriteMode::Fail) => Err(StoreError::Invalid(format!(
+                "{}: table {name} already holds {rows} rows; write it in mode append to add rows or replace to \
+                 replace them",
+                dir.display()
+            ))),
+            (Some(_), WriteMode::Append) => {
+                remove_leftovers(&self.root, name)?;
+                let staged = staging_dir(&self.root, name);
+                let appended = append_table(name, &dir, &staged, table, how, &self.sym, self.config.durability)
+                    .and_then(|appended| {
+                        if self.config.durability == Durability::Fsync {
+                            fs::File::open(&staged).and_then(|d| d.sync_all()).at(&staged)?;
+                        }
+                        replace_dir(&staged, &dir, self.config.durability)?;
+                        Ok(appended)
+                    });
+                if appended.is_err() {
+                    let _ = fs::remove_dir_all(&staged);
+                }
+                let appended = appended.map_err(|e| self.named_for(e, &staged, &dir, name))?;
+                Ok(outcome(appended.rows_after, appended.dropped))
+            }
+            _ => {
+                self.write_table_at(&dir, table, how)?;
+                Ok(outcome(table.len() as u64, Vec::new()))
+            }
+        }
+    }
+
+    /// `error` of writing table `name` in `staged`, with paths named as the user
+    /// finds them (under `target`, not the staging copy) and rule breaks prefixed by
+    /// where they happened.
+    fn named_for(&self, error: StoreError, staged: &Path, target: &Path, name: &str) -> StoreError {
+        match error {
+            StoreError::Invalid(what) => StoreError::Invalid(format!("{}: table {name}: {what}", target.display())),
+            other => published_name(other, staged, target),
+        }
+    }
+
+    /// The schema table `name` must keep: its record at the root, else (a database
+    /// written before records) the stored columns of the newest partition holding
+    /// the table; `None` for a table no partition holds yet.
+    pub fn table_schema(&self, name: &str) -> Result<Option<TableSchema>> {
+        Ok(self.schema_and_source(name, None)?.map(|(schema, _, _)| schema))
+    }
+
+    /// The schema a replacement of table `name` in partition `date` must keep: as
+    /// [`Database::table_schema`], but never derived from `date` itself (whose
+    /// types may be the drift being repaired).
+    pub fn table_schema_beside(&self, name: &str, date: Date) -> Result<Option<TableSchema>> {
+        Ok(self.schema_and_source(name, Some(date))?.map(|(schema, _, _)| schema))
+    }
+
+    /// [`Database::table_schema`], with the file it came from and whether that is
+    /// the record; `except` is a partition not to derive it from.
+    fn schema_and_source(&self, name: &str, except: Option<Date>) -> Result<Option<(TableSchema, PathBuf, bool)>> {
+        if let Some(schema) = TableSchema::read(&self.root, name)? {
+            return Ok(Some((schema, TableSchema::path(&self.root, name), true)));
+        }
+        for date in self.partitions()?.into_iter().rev().filter(|d| Some(*d) != except) {
+            if self.tables(Some(date))?.iter().any(|t| t == name) {
+                let dir = self.partition_dir(date).join(name);
+                return Ok(Some((stored_schema(name, &dir)?, dir, false)));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Whether a partition other than `date` serves table `name`.
+    fn held_elsewhere(&self, name: &str, date: Date) -> Result<bool> {
+        for other in self.partitions()?.into_iter().filter(|d| *d != date) {
+            if self.tables(Some(other))?.iter().any(|t| t == name) {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Checks each table against its schema ([`crate::schema`]) and returns the
+    /// records to write once the partition is published: a new table's, and a
+    /// derived one's (a database from before records). Replacing a table that only
+    /// partition `date` holds sets its schema anew.
+    fn check_schemas(&self, date: Date, tables: &[PartitionTable<'_>], mode: WriteMode) -> Result<Vec<TableSchema>> {
+        let mut pending = Vec::new();
+        for t in tables {
+            let offered = TableSchema::of(t.name, t.table);
+            if mode == WriteMode::Replace && !self.held_elsewhere(t.name, date)? {
+                if TableSchema::read(&self.root, t.name)?.as_ref() != Some(&offered) {
+                    pending.push(offered);
+                }
+                continue;
+            }
+            let except = (mode == WriteMode::Replace).then_some(date);
+            match self.schema_and_source(t.name, except)? {
+                Some((schema, source, recorded)) => {
+                    schema.check(t.table, &source)?;
+                    if !recorded {
+                        pending.push(schema);
+                    }
+                }
+                None => pending.push(offered),
+            }
+        }
+        Ok(pending)
     }
 
     /// Writes `tables` into partition `date` as one atomic step: readers see the
@@ -323,12 +495,37 @@ impl Database {
     /// its tables are not served and would otherwise be dropped). On any error the
     /// partition is untouched and the staging directory removed.
     pub fn write_partition(&self, date: Date, tables: &[PartitionTable<'_>]) -> Result<()> {
+        self.write_partition_as(date, tables, WriteMode::Merge).map(drop)
+    }
+
+    /// Writes `tables` into partition `date` as [`Database::write_partition`] does,
+    /// doing `mode` with a table the partition already serves, and says what it
+    /// did to each table (in the order given).
+    ///
+    /// Every table must keep its schema ([`crate::schema`]): columns, order and
+    /// types as the table's record at the root says (the first partition written
+    /// fixes it; a database from before records takes it from its newest
+    /// partition). A table that differs refuses the whole write, naming the table,
+    /// the column, the stored type and the offered one. Replacing a table that no
+    /// other partition holds sets its schema anew.
+    pub fn write_partition_as(
+        &self,
+        date: Date,
+        tables: &[PartitionTable<'_>],
+        mode: WriteMode,
+    ) -> Result<Vec<WriteOutcome>> {
         for (i, t) in tables.iter().enumerate() {
             check_name(t.name)?;
             if tables[..i].iter().any(|u| u.name == t.name) {
                 return Err(StoreError::Invalid(format!("partition {date}: table {} is written twice", t.name)));
             }
         }
+        // Records are created under the root's schema lock, held until the partition
+        // that fixes them is published; a check against existing records needs it
+        // only while reading (a record never changes once written).
+        let schema_lock = SchemaLock::acquire(&self.root)?;
+        let pending = self.check_schemas(date, tables, mode)?;
+        let schema_lock = if pending.is_empty() { None } else { Some(schema_lock) };
         let target = self.partition_dir(date);
         let segment = target.parent().expect("a partition has a segment");
         if !segment.is_dir() {
@@ -365,29 +562,69 @@ impl Database {
                 record.tables.push((name.clone(), stored_rows(old, name)?));
             }
         }
+        let mut outcomes = Vec::with_capacity(tables.len());
         for t in tables {
-            let merged;
-            let table = match &existing {
-                Some(old) if old.tables.iter().any(|n| n == t.name) => {
-                    merged = self.merged(&target.join(t.name), date, t)?;
-                    &merged
-                }
-                _ => t.table,
+            let stored = match &existing {
+                Some(old) if old.tables.iter().any(|n| n == t.name) => Some(stored_rows(old, t.name)?),
+                _ => None,
             };
-            self.write_table_at(&staging.dir().join(t.name), table, t.how).map_err(|e| match e {
+            let named = |e: StoreError| match e {
                 StoreError::Invalid(what) => StoreError::Invalid(format!("partition {date}: table {}: {what}", t.name)),
-                // Named as the user will find it: under the partition, not its staging copy.
-                StoreError::Write { path, temp, source } => {
-                    let path = path.strip_prefix(staging.dir()).map_or(path.clone(), |rest| target.join(rest));
-                    StoreError::Write { path, temp, source }
+                other => published_name(other, staging.dir(), &target),
+            };
+            let staged = staging.dir().join(t.name);
+            let (rows_after, dropped) = match (stored, mode) {
+                (Some(rows), WriteMode::Fail) => {
+                    return Err(StoreError::Invalid(format!(
+                        "{}: partition {date} already holds table {} ({rows} rows); write it in mode append to add \
+                         rows or replace to replace them",
+                        target.display(),
+                        t.name
+                    )));
                 }
-                other => other,
-            })?;
-            record.tables.push((t.name.to_string(), table.len() as u64));
+                (Some(_), WriteMode::Append) => {
+                    let appended = append_table(
+                        t.name,
+                        &target.join(t.name),
+                        &staged,
+                        t.table,
+                        t.how,
+                        &self.sym,
+                        self.config.durability,
+                    )
+                    .map_err(named)?;
+                    (appended.rows_after, appended.dropped)
+                }
+                (Some(_), WriteMode::Merge) => {
+                    let merged = self.merged(&target.join(t.name), date, t)?;
+                    self.write_table_at(&staged, &merged, t.how).map_err(named)?;
+                    (merged.len() as u64, Vec::new())
+                }
+                _ => {
+                    self.write_table_at(&staged, t.table, t.how).map_err(named)?;
+                    (t.table.len() as u64, Vec::new())
+                }
+            };
+            record.tables.push((t.name.to_string(), rows_after));
+            let schema_recorded = pending.iter().any(|p| p.table == t.name);
+            outcomes.push(WriteOutcome {
+                table: t.name.to_string(),
+                rows_before: stored,
+                rows_after,
+                dropped,
+                schema_recorded,
+            });
         }
         record.tables.sort();
         record.write(staging.dir(), self.config.durability)?;
-        staging.publish(&target, self.config.durability)
+        staging.publish(&target, self.config.durability)?;
+        // The partition is in place: record the schemas it fixed. A crash before this
+        // leaves tables without a record, which the next write derives and records.
+        for schema in &pending {
+            schema.write(&self.root, self.config.durability)?;
+        }
+        drop(schema_lock);
+        Ok(outcomes)
     }
 
     /// The rows stored in table `dir` of partition `date`, then `new`'s rows.
@@ -450,6 +687,23 @@ impl Database {
     }
 }
 
+/// `error` of a write under `staged` (a staging copy), named as the user will find
+/// it once published at `target`: a write that fails (a full disk) names the
+/// table's column, not the staging copy, which follows as the file being written.
+fn published_name(error: StoreError, staged: &Path, target: &Path) -> StoreError {
+    match error {
+        StoreError::Write { path, temp, source } => {
+            let path = path.strip_prefix(staged).map_or(path.clone(), |rest| target.join(rest));
+            StoreError::Write { path, temp, source }
+        }
+        StoreError::Io { path, source } if path.starts_with(staged) => {
+            let named = target.join(path.strip_prefix(staged).expect("under the staging copy"));
+            StoreError::Write { path: named, temp: path, source }
+        }
+        other => other,
+    }
+}
+
 /// Refuses a table name that is not an identifier.
 fn check_name(name: &str) -> Result<()> {
     if is_valid_name(name) {
@@ -457,6 +711,11 @@ fn check_name(name: &str) -> Result<()> {
     } else {
         Err(StoreError::Invalid(format!("table name {name:?} is not an identifier")))
     }
+}
+
+/// Rows of the table at `dir`, from its first column.
+fn stored_rows_of(dir: &Path) -> Result<u64> {
+    Ok(SplayedTable::open(dir)?.stats()?.first().map_or(0, |s| s.rows))
 }
 
 /// Rows of served table `name` of `partition`: from its record, or (no record) from
@@ -467,8 +726,7 @@ fn stored_rows(partition: &Partition, name: &str) -> Result<u64> {
     {
         return Ok(rows);
     }
-    let table = SplayedTable::open(&partition.dir.join(name))?;
-    Ok(table.stats()?.first().map_or(0, |s| s.rows))
+    stored_rows_of(&partition.dir.join(name))
 }
 
 #[cfg(test)]
@@ -580,7 +838,8 @@ mod tests {
         let p = db.partition(date).unwrap().unwrap();
         let PartitionStatus::Complete(record) = &p.status else { panic!("{:?}", p.status) };
         assert_eq!(record.tables, [("quote".to_string(), 2), ("trade".to_string(), 3)]);
-        assert_eq!(entries(dir.path()), [".partition-write.lock", "2024.03.04", "sym", "sym.crc"], "no staging left");
+        let root = [".partition-write.lock", "2024.03.04", "quote.schema", "sym", "sym.crc", "trade.schema"];
+        assert_eq!(entries(dir.path()), root, "no staging left; each table's schema recorded");
 
         // A second end of day for the date: trade merged (appended, re-sorted), a
         // new table added, quote carried over.
@@ -600,15 +859,114 @@ mod tests {
         let PartitionStatus::Complete(record) = db.partition(date).unwrap().unwrap().status else { panic!() };
         assert_eq!(record.rows("trade"), Some(5));
 
-        // `strata import` into the partition goes the same way; other columns are refused.
+        // `strata import` into the partition goes the same way; other columns are
+        // refused (by the table's schema, before the merge would find them).
         let other = Table::new(vec![("y".into(), Column::from_values(ColumnType::Long, vec![1i64]).unwrap())]).unwrap();
         let err = db
             .write_table(&TableLocation::Partition(date, "trade".into()), &other, &TableWrite::default())
             .unwrap_err()
             .to_string();
-        assert!(err.contains("partition 2024.03.04: table trade") && err.contains("stored columns are sym x"), "{err}");
+        assert!(err.starts_with("table trade: column sym of the table's schema (symbol) is missing"), "{err}");
         assert_eq!(x_values(&db, date, "trade"), [0, 2, 4, 1, 3], "untouched by the refused write");
-        assert_eq!(entries(dir.path()), [".partition-write.lock", "2024.03.04", "sym", "sym.crc"]);
+        let root =
+            [".partition-write.lock", "2024.03.04", "extra.schema", "quote.schema", "sym", "sym.crc", "trade.schema"];
+        assert_eq!(entries(dir.path()), root);
+    }
+
+    #[test]
+    fn an_end_of_day_of_other_types_is_refused_and_a_database_without_records_adopts_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Database::open(dir.path()).unwrap();
+        let (day1, day2): (Date, Date) = ("2024.03.04".parse().unwrap(), "2024.03.05".parse().unwrap());
+        let ints = |v: &[i32]| {
+            Table::new(vec![
+                ("sym".into(), Column::from_symbols(v.iter().map(|_| "A"))),
+                ("x".into(), Column::from_values(ColumnType::Int, v.to_vec()).unwrap()),
+            ])
+            .unwrap()
+        };
+        let how = TableWrite::default();
+        db.write_partition(day1, &[PartitionTable { name: "trade", table: &longs(&[1, 2]), how: &how }]).unwrap();
+        let err = db.write_partition(day2, &[PartitionTable { name: "trade", table: &ints(&[3]), how: &how }]);
+        let err = err.unwrap_err().to_string();
+        assert!(
+            err.starts_with("table trade: column x is int in the new rows but long in the table's schema"),
+            "{err}"
+        );
+        assert!(db.partition(day2).unwrap().is_none(), "nothing written");
+
+        // Without its record (a database from before records), the schema comes from
+        // the newest partition, and the next write records it.
+        fs::remove_file(TableSchema::path(dir.path(), "trade")).unwrap();
+        let err = db.write_table(&TableLocation::Partition(day2, "trade".into()), &ints(&[3]), &how).unwrap_err();
+        assert!(err.to_string().contains("schema of") && err.to_string().contains("2024.03.04/trade"), "{err}");
+        let outcomes = db
+            .write_partition_as(
+                day2,
+                &[PartitionTable { name: "trade", table: &longs(&[3]), how: &how }],
+                WriteMode::Fail,
+            )
+            .unwrap();
+        assert!(outcomes[0].schema_recorded && outcomes[0].rows_before.is_none(), "{outcomes:?}");
+        assert_eq!(db.table_schema("trade").unwrap(), Some(TableSchema::of("trade", &longs(&[3]))));
+        // Replacing the only partition of a table may change its schema.
+        let only = |table: &Table| {
+            db.write_table_as(&TableLocation::Partition(day1, "solo".into()), table, &how, WriteMode::Replace)
+        };
+        only(&longs(&[1])).unwrap();
+        assert!(only(&ints(&[1])).unwrap().schema_recorded);
+        assert_eq!(db.table_schema("solo").unwrap().unwrap().type_of("x"), Some(ColumnType::Int));
+    }
+
+    #[test]
+    fn appends_extend_strings_symbols_and_compressed_columns_and_recheck_attributes() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Database::open(dir.path()).unwrap();
+        let rows = |ids: &[&str], syms: &[&str]| {
+            Table::new(vec![
+                ("id".into(), Column::from_strings(ids.iter().copied())),
+                ("sym".into(), Column::from_symbols(syms.iter().copied())),
+                ("x".into(), Column::from_values(ColumnType::Long, (0..ids.len() as i64).collect()).unwrap()),
+            ])
+            .unwrap()
+        };
+        let how = TableWrite {
+            spec: TableSpec::uniform("zstd:1@12".parse().unwrap()),
+            attributes: vec![("id".into(), Attribute::Sorted)],
+            ..Default::default()
+        };
+        let day: Date = "2024.03.06".parse().unwrap();
+        for location in [TableLocation::Splayed("t".into()), TableLocation::Partition(day, "t".into())] {
+            db.write_table_as(&location, &rows(&["a", "b"], &["X", "Y"]), &how, WriteMode::Fail).unwrap();
+            let grown =
+                db.write_table_as(&location, &rows(&["c", "dd"], &["Z", "X"]), &how, WriteMode::Append).unwrap();
+            assert_eq!((grown.rows_before, grown.rows_after, grown.dropped.len()), (Some(2), 4, 0), "{location:?}");
+            let t = db.read_table(&location).unwrap();
+            assert_eq!((0..4).map(|i| t.column("id").unwrap().string(i)).collect::<Vec<_>>(), ["a", "b", "c", "dd"]);
+            assert_eq!((0..4).map(|i| t.column("sym").unwrap().symbol(i)).collect::<Vec<_>>(), ["X", "Y", "Z", "X"]);
+            assert_eq!(t.column("x").unwrap().values::<i64>(), [0, 1, 0, 1]);
+            let stats = db.open_table(&location).unwrap().stats().unwrap();
+            assert!(stats.iter().all(|c| c.spec.to_string() == "zstd:1@12"), "{stats:?}");
+            assert_eq!(stats[0].attribute, Attribute::Sorted);
+
+            // An id that steps back: sorted no longer holds, and the append says so.
+            let broke = db.write_table_as(&location, &rows(&["b"], &["Y"]), &TableWrite::default(), WriteMode::Append);
+            let dropped = broke.unwrap().dropped;
+            assert_eq!((dropped[0].column.as_str(), dropped[0].attribute), ("id", Attribute::Sorted));
+            assert!(dropped[0].reason.contains("row 4"), "{}", dropped[0].reason);
+            let stats = db.open_table(&location).unwrap().stats().unwrap();
+            assert_eq!((stats[0].attribute, stats[0].rows), (Attribute::None, 5));
+            // Without an attribute, strings are appended in place: offsets shifted past
+            // the stored bytes.
+            db.write_table_as(&location, &rows(&["e", ""], &["W", "X"]), &TableWrite::default(), WriteMode::Append)
+                .unwrap();
+            let t = db.read_table(&location).unwrap();
+            let ids: Vec<_> = (0..7).map(|i| t.column("id").unwrap().string(i)).collect();
+            assert_eq!(ids, ["a", "b", "c", "dd", "b", "e", ""]);
+            assert_eq!(t.column("sym").unwrap().symbol(5), "W");
+            let report = crate::verify::verify_database(&db, &Default::default()).unwrap();
+            assert!(report.is_intact(), "{:?}", report.findings);
+        }
     }
 
     #[test]

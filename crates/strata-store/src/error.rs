@@ -61,6 +61,18 @@ pub enum StoreError {
         /// The codec's error.
         source: CodecError,
     },
+    /// Rows offered to a table whose columns differ from the table's schema (see
+    /// [`crate::schema`]): names the table, the column, the stored type and the
+    /// offered one, and where the schema was read from.
+    #[error("table {table}: {problem} (schema of {})", schema_of.display())]
+    Schema {
+        /// The table.
+        table: String,
+        /// The schema record, or the partition the schema was derived from.
+        schema_of: PathBuf,
+        /// How the rows differ.
+        problem: crate::schema::SchemaMismatch,
+    },
     /// Data or arguments that break a rule: an attribute that does not hold, a CSV row
     /// that does not fit the schema, a column of the wrong type or length.
     #[error("{0}")]

@@ -1,15 +1,18 @@
 //! CSV and Parquet files to and from tables.
 //!
 //! **CSV** files have a header row of column names (identifiers). Column types come
-//! from the caller's overrides, else arrow-csv infers them from the first
-//! [`CSV_INFER_ROWS`] rows: integers become long, decimals float, `true`/`false`
+//! from the caller's overrides, else (importing into a table that exists,
+//! [`read_csv_with`]) the types the table stores, else arrow-csv infers them from the
+//! first [`CSV_INFER_ROWS`] rows: integers become long, decimals float, `true`/`false`
 //! boolean, `YYYY-MM-DD` date, ISO-8601 date-times timestamp, anything else symbol.
 //! arrow-csv splits the file into text fields; Strata parses them, so every type reads
 //! kdb+'s forms as well as ISO-8601 ones (`2024.01.02D09:30:00.000000000`,
 //! `2024.01.02`, `09:30`, `0D00:00:01`, ...) and a value that does not parse is
 //! reported with the file, its line, the column, the value and the form expected.
 //! Lines are counted as records, header first: a quoted field holding a newline makes
-//! later line numbers smaller than an editor's. Empty fields are kdb+ nulls (see
+//! later line numbers smaller than an editor's. A row with too few or too many
+//! fields, or bytes that are not UTF-8, is reported by line and column name; a
+//! date-time outside a timestamp's range as out of range, not as malformed. Empty fields are kdb+ nulls (see
 //! [`crate::arrow`]). [`write_csv`] prints what [`read_csv`] reads back.
 //!
 //! **Parquet** files keep Strata's types in field metadata, so a table written with
@@ -67,9 +70,33 @@ const PARQUET_ZSTD_LEVEL: i32 = 3;
 /// assert_eq!(table.column("sym").unwrap().symbol(0), "IBM");
 /// ```
 pub fn read_csv(path: &Path, overrides: &[(String, ColumnType)]) -> Result<Table> {
+    read_csv_with(path, overrides, &[])
+}
+
+/// Where a CSV column's type came from, for the hint of a value that does not parse.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum TypeSource {
+    /// An override.
+    Given,
+    /// The table's stored schema.
+    Stored,
+    /// Inferred from the first rows.
+    Inferred,
+}
+
+/// [`read_csv`] into a table that exists: `known` gives the types of columns by
+/// name (the table's schema), which columns of the header take instead of inferred
+/// ones (overrides still win; names the header lacks are ignored), so a column is
+/// read as what the table stores and a value that is not of that type is an error
+/// naming its line and column.
+pub fn read_csv_with(path: &Path, overrides: &[(String, ColumnType)], known: &[(String, ColumnType)]) -> Result<Table> {
     let format = Format::default().with_header(true);
+    // The header alone first, so errors in later lines can name columns.
+    let header = BufReader::new(File::open(path).at(path)?);
+    let (header, _) = format.infer_schema(header, Some(0)).map_err(|e| csv_error(path, e, &[]))?;
+    let header: Vec<&str> = header.fields().iter().map(|f| f.name().as_str()).collect();
     let sample = BufReader::new(File::open(path).at(path)?);
-    let (inferred, _) = format.infer_schema(sample, Some(CSV_INFER_ROWS)).map_err(|e| csv_error(path, e))?;
+    let (inferred, _) = format.infer_schema(sample, Some(CSV_INFER_ROWS)).map_err(|e| csv_error(path, e, &header))?;
     let names: Vec<&str> = inferred.fields().iter().map(|f| f.name().as_str()).collect();
     if names.is_empty() {
         return Err(in_file(path, "line 1: no header row"));
@@ -81,13 +108,15 @@ pub fn read_csv(path: &Path, overrides: &[(String, ColumnType)]) -> Result<Table
         ));
     }
     check_overrides(&names, overrides).map_err(|e| within(path, e))?;
-    // (type, whether it was inferred rather than given)
-    let types: Vec<(ColumnType, bool)> = inferred
+    let types: Vec<(ColumnType, TypeSource)> = inferred
         .fields()
         .iter()
         .map(|f| match overrides.iter().rev().find(|(name, _)| name == f.name()) {
-            Some((_, ty)) => (*ty, false),
-            None => (inferred_type(f.data_type()), true),
+            Some((_, ty)) => (*ty, TypeSource::Given),
+            None => match known.iter().find(|(name, _)| name == f.name()) {
+                Some((_, ty)) => (*ty, TypeSource::Stored),
+                None => (inferred_type(f.data_type()), TypeSource::Inferred),
+            },
         })
         .collect();
 
@@ -96,20 +125,25 @@ pub fn read_csv(path: &Path, overrides: &[(String, ColumnType)]) -> Result<Table
         .with_format(format)
         .with_batch_size(BATCH_ROWS)
         .build(File::open(path).at(path)?)
-        .map_err(|e| csv_error(path, e))?;
+        .map_err(|e| csv_error(path, e, &names))?;
     let mut parts: Vec<Vec<Column>> = vec![Vec::new(); names.len()];
     let mut first_row = 0;
     for batch in reader {
-        let batch = batch.map_err(|e| csv_error(path, e))?;
+        let batch = batch.map_err(|e| csv_error(path, e, &names))?;
         for (i, array) in batch.columns().iter().enumerate() {
-            let (ty, was_inferred) = types[i];
+            let (ty, source) = types[i];
             let part = convert(array.as_ref(), ty).map_err(|failure| {
                 let detail = match failure {
                     Failure::Value { row, value, problem } => {
-                        let hint = if was_inferred {
-                            format!(" (type inferred from the first {CSV_INFER_ROWS} rows; give the column a type to read it differently)")
+                        let hint = match source {
+                            TypeSource::Inferred => format!(" (type inferred from the first {CSV_INFER_ROWS} rows; give the column a type to read it differently)"),
+                            TypeSource::Stored => " (the type the table stores)".to_string(),
+                            TypeSource::Given => String::new(),
+                        };
+                        let (problem, hint) = if ty == ColumnType::Timestamp && text::is_timestamp_out_of_range(value.trim()) {
+                            (format!("is out of range for timestamp ({})", text::TIMESTAMP_RANGE), String::new())
                         } else {
-                            String::new()
+                            (problem, hint)
                         };
                         // Rows count from 0 after the header, which is line 1.
                         format!("line {}: column {}: value {value:?} {problem}{hint}", first_row + row + 2, names[i])
@@ -260,12 +294,60 @@ fn within(path: &Path, error: StoreError) -> StoreError {
     }
 }
 
-/// An arrow-csv error, without its "Csv error: " prefix, after the path.
-fn csv_error(path: &Path, error: ArrowError) -> StoreError {
+/// An arrow-csv error, without its "Csv error: " prefix, after the path; a ragged
+/// row or bad UTF-8 named by column (`names`, the header) rather than field number.
+fn csv_error(path: &Path, error: ArrowError, names: &[&str]) -> StoreError {
     match error {
-        ArrowError::CsvError(detail) => in_file(path, detail),
+        ArrowError::CsvError(detail) => in_file(path, csv_problem(&detail, names).unwrap_or(detail)),
         other => in_file(path, other),
     }
+}
+
+/// arrow-csv's (and the csv crate's) messages for a row with too few or too many
+/// fields and for bytes that are not UTF-8 count fields by number; this says which
+/// column, by name. `None` for any other message (kept as it is). The wording
+/// matched is arrow-csv 59's, pinned by a test.
+fn csv_problem(detail: &str, names: &[&str]) -> Option<String> {
+    if let Some(rest) = detail.strip_prefix("Encountered unequal lengths between records on CSV file. Expected ") {
+        let (expected, rest) = rest.split_once(" records, found ")?;
+        let (found, line) = rest.split_once(" records at line ")?;
+        return ragged(line, expected.parse().ok()?, found.parse().ok()?, names);
+    }
+    if let Some(rest) = detail.strip_prefix("incorrect number of fields for line ") {
+        let (line, rest) = rest.split_once(", expected ")?;
+        let (expected, found) = rest.split_once(" got ")?;
+        let more = found.strip_prefix("more than ");
+        let found: usize = more.unwrap_or(found).parse().ok()?;
+        return ragged(line, expected.parse().ok()?, found + usize::from(more.is_some()), names);
+    }
+    // The reader counts fields from 1, the schema inference (the csv crate) from 0.
+    let (line, column, byte) = if let Some(rest) = detail.strip_prefix("Encountered invalid UTF-8 data for line ") {
+        let (line, field) = rest.split_once(" and field ")?;
+        (line, field.parse::<usize>().ok()?.checked_sub(1)?, None)
+    } else {
+        let rest = detail.strip_prefix("Encountered UTF-8 error while reading CSV file: ")?;
+        let (_, rest) = rest.split_once(" in field ")?;
+        let (field, rest) = rest.split_once(" near byte index ")?;
+        let (byte, line) = rest.split_once(" at line ")?;
+        (line, field.parse().ok()?, Some(byte))
+    };
+    let at = byte.map_or(String::new(), |b| format!(" (from byte {b} of the field)"));
+    Some(format!("line {line}: column {}: the text is not UTF-8{at}", names.get(column)?))
+}
+
+/// A row of `found` fields where the header has `expected`, named by column.
+fn ragged(line: &str, expected: usize, found: usize, names: &[&str]) -> Option<String> {
+    if names.len() != expected {
+        return None;
+    }
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
+    let fields = format!("line {line}: {found} field{} where the header has {expected}", plural(found));
+    Some(if found < expected {
+        let missing = &names[found..];
+        format!("{fields}: no value for column{} {}", plural(missing.len()), missing.join(", "))
+    } else {
+        format!("{fields}: a field past the last column, {}", names[expected - 1])
+    })
 }
 
 #[cfg(test)]

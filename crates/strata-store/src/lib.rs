@@ -6,8 +6,10 @@
 //! then raw values, mapped without a copy) or block-compressed (independent,
 //! checksummed blocks with a min/max index), see [`column`].
 
+mod append;
 pub mod arrow;
 pub mod attribute;
+pub mod cast;
 pub mod column;
 mod column_data;
 pub mod column_order;
@@ -16,9 +18,11 @@ mod database;
 mod date;
 mod durable;
 mod error;
+pub mod import;
 pub mod interchange;
 mod maintenance;
 pub mod partition;
+pub mod schema;
 mod splayed;
 mod sym;
 mod table;
@@ -26,14 +30,18 @@ mod table_spec;
 mod types;
 pub mod verify;
 
+pub use append::DroppedAttribute;
 pub use column_data::{Column, SymbolDomain};
 pub use config::{CONFIG_FILE, DbConfig};
-pub use database::{Database, PartitionTable, SEGMENTS_FILE, Survey, TableLocation, TableWrite};
+pub use database::{
+    Database, PartitionTable, SEGMENTS_FILE, Survey, TableLocation, TableWrite, WriteMode, WriteOutcome,
+};
 pub use date::Date;
 pub use durable::{AtomicFile, Durability, is_temp_name, sync_parent, write_atomic};
 pub use error::{Result, StoreError};
 pub use maintenance::{PathKind, classify, convert_path, stats_path};
 pub use partition::{PARTITION_RECORD, Partition, PartitionRecord, PartitionStatus};
+pub use schema::{SCHEMA_SUFFIX, SchemaMismatch, TableSchema};
 pub use splayed::{COLUMN_ORDER_FILE, ColumnStats, SplayedTable, WriteOptions, string_data_path, write_splayed};
 pub use sym::{RecordStatus, SymCheck, SymFile, SymRecord};
 pub use table::{Table, is_valid_name};

@@ -79,9 +79,7 @@ pub fn write_splayed(dir: &Path, table: &Table, options: &WriteOptions) -> Resul
         // A new partition directory must survive a power cut too.
         sync_parent(parent)?;
     }
-    static STAGING_COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let unique = STAGING_COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let staging = parent.join(format!(".{name}.tmp.{}.{unique}", std::process::id()));
+    let staging = staging_dir(parent, &name);
     fs::create_dir(&staging).at(&staging)?;
     let durability = options.durability;
     let written = (0..table.names().len()).into_par_iter().try_for_each(|i| {
@@ -119,13 +117,21 @@ pub fn write_splayed(dir: &Path, table: &Table, options: &WriteOptions) -> Resul
     replace_dir(&staging, dir, durability)
 }
 
+/// A new staging directory name for table `name` in `parent`:
+/// `.<name>.tmp.<pid>.<n>`, which [`remove_leftovers`] clears when its writer died.
+pub(crate) fn staging_dir(parent: &Path, name: &str) -> PathBuf {
+    static STAGING_COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let unique = STAGING_COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    parent.join(format!(".{name}.tmp.{}.{unique}", std::process::id()))
+}
+
 /// Removes staging and retired directories of table `name` left in `parent` by writers
 /// that died mid-write. They never hold the table's real name, so they are garbage.
 ///
 /// One exception: if the table itself is missing, a writer died between moving the old
 /// table aside and moving the new one in (the fallback path of [`replace_dir`]); the
 /// retired copy is then whole and is put back first.
-fn remove_leftovers(parent: &Path, name: &str) -> Result<()> {
+pub(crate) fn remove_leftovers(parent: &Path, name: &str) -> Result<()> {
     let (staging, retired) = (format!(".{name}.tmp."), format!(".{name}.old."));
     let target = parent.join(name);
     if !target.exists() {
@@ -153,7 +159,7 @@ fn remove_leftovers(parent: &Path, name: &str) -> Result<()> {
 /// `renameat2(RENAME_EXCHANGE)`, so the real name always holds a whole table; where the
 /// file system cannot exchange, the old table is moved aside first (and restored by
 /// [`remove_leftovers`] if the writer dies in between).
-fn replace_dir(staging: &Path, target: &Path, durability: Durability) -> Result<()> {
+pub(crate) fn replace_dir(staging: &Path, target: &Path, durability: Durability) -> Result<()> {
     let had_old = target.exists();
     let exchanged = had_old
         && rustix::fs::renameat_with(

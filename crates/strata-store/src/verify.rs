@@ -13,7 +13,9 @@
 //!   columns, string offsets against their data file, symbol keys against the sym
 //!   list, and `col.parted` / `col.grouped` (checksum, and equal to the index the
 //!   column's values give);
-//! - per partition: its completion record, through [`verify_partition_record`].
+//! - per partition: its completion record, through [`verify_partition_record`], and
+//!   each served table's columns and types against the table's schema record
+//!   ([`crate::schema`]), through [`verify_table_schemas`].
 
 use std::fmt;
 use std::fs;
@@ -23,6 +25,7 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
+use crate::append::stored_schema;
 use crate::attribute::{AttributeIndex, check_attribute, index_path, read_index};
 use crate::column::{ColumnFile, TRAILER_MAGIC};
 use crate::column_data::Column;
@@ -31,6 +34,7 @@ use crate::database::Database;
 use crate::date::Date;
 use crate::error::{Result, StoreError};
 use crate::partition::PartitionStatus;
+use crate::schema::{SchemaMismatch, TableSchema};
 use crate::splayed::{COLUMN_ORDER_FILE, SplayedTable, string_data_path};
 use crate::sym::RecordStatus;
 use crate::table::is_valid_name;
@@ -210,6 +214,7 @@ pub fn verify_database(db: &Database, scope: &VerifyScope) -> Result<VerifyRepor
     };
     for &date in &dates {
         verify_partition_record(db, date, &mut report);
+        verify_table_schemas(db, date, scope.table.as_deref(), &mut report);
         tables.extend(table_dirs(&db.partition_dir(date))?);
     }
     report.partitions = dates.len();
@@ -278,6 +283,58 @@ fn verify_partition_record(db: &Database, date: Date, report: &mut VerifyReport)
             Place::File,
             "a table directory the completion record does not list (a write that died before it was recorded): not served",
             Repair::NotNeeded,
+        );
+    }
+}
+
+/// Checks each table partition `date` serves (only `only`, if given) against the
+/// table's schema record: a partition whose columns or types differ (written before
+/// tables had one schema) makes queries on the table fail. A damaged record is
+/// reported on the record. Tables without a record are not checked.
+fn verify_table_schemas(db: &Database, date: Date, only: Option<&str>, report: &mut VerifyReport) {
+    let Ok(Some(partition)) = db.partition(date) else { return };
+    for table in partition.tables.iter().filter(|t| only.is_none_or(|o| o == t.as_str())) {
+        let record = TableSchema::path(db.root(), table);
+        let schema = match TableSchema::read(db.root(), table) {
+            Ok(Some(schema)) => schema,
+            Ok(None) => continue,
+            Err(e) => {
+                let repair = Repair::Rebuild(format!("remove it: the next write of {table} records it again"));
+                report.damaged_file(&record, &e, repair);
+                continue;
+            }
+        };
+        // A table whose `.d` or files cannot be trusted is reported by the table's
+        // own checks.
+        let dir = partition.dir.join(table);
+        let sound = SplayedTable::open(&dir).and_then(|t| crate::column_order::check_column_order(&t)).is_ok();
+        let Ok(stored) = stored_schema(table, &dir) else { continue };
+        if !sound {
+            continue;
+        }
+        let problem = match schema.mismatch(&stored.columns) {
+            None => continue,
+            Some(SchemaMismatch::Type { column, stored, offered }) => {
+                format!("column {column} is stored as {offered} here but as {stored} in the table's schema")
+            }
+            Some(SchemaMismatch::Missing { column, stored }) => {
+                format!("column {column} ({stored}) of the table's schema is missing here")
+            }
+            Some(SchemaMismatch::Extra { column, offered, .. }) => {
+                format!("column {column} ({offered}) is not in the table's schema")
+            }
+            Some(SchemaMismatch::Order { offered, stored }) => {
+                format!("columns are in the order {offered}, the table's schema {stored}")
+            }
+        };
+        report.add(
+            Severity::Damaged,
+            &partition.dir.join(table),
+            Place::File,
+            format!("{problem} ({}): queries on table {table} fail", record.display()),
+            Repair::Rebuild(format!(
+                "from its own rows: export it and import it again with --mode replace --cast (partition {date})"
+            )),
         );
     }
 }

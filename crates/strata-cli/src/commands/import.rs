@@ -2,9 +2,13 @@
 
 use std::path::PathBuf;
 
-use clap::Args;
+use clap::{Args, ValueEnum};
 use strata_codec::CompressionSpec;
-use strata_store::{Attribute, ColumnType, Database, Date, TableLocation, TableSpec, TableWrite, interchange};
+use strata_store::import::{ImportOptions, import_file};
+use strata_store::{
+    Attribute, ColumnType, Database, Date, SchemaMismatch, StoreError, TableLocation, TableSchema, TableSpec,
+    TableWrite, WriteMode,
+};
 
 use super::CliResult;
 
@@ -38,6 +42,26 @@ pub struct ImportArgs {
     /// names (`timestamp`, `symbol`, `string`, `char`, ...) or letters (`p`, `s`, `C`).
     #[arg(long, value_delimiter = ',')]
     types: Vec<String>,
+    /// What to do when the table is already there (in the partition, or at the
+    /// root): refuse, add the rows after the stored ones, or replace the table.
+    #[arg(long, value_enum, default_value_t = Mode::Fail)]
+    mode: Mode,
+    /// Convert columns whose type differs from the table's stored type, when no
+    /// value changes (int to long, long to float below 2^53, text to numbers, ...);
+    /// the first value that would change is an error.
+    #[arg(long)]
+    cast: bool,
+}
+
+/// `--mode`.
+#[derive(Clone, Copy, ValueEnum)]
+enum Mode {
+    /// Refuse when the table is there.
+    Fail,
+    /// Append the rows (attributes the new rows break are dropped, and said).
+    Append,
+    /// Replace the table.
+    Replace,
 }
 
 /// Parses `col=type` overrides.
@@ -58,12 +82,6 @@ fn parse_overrides(items: &[String]) -> Result<Vec<(String, ColumnType)>, String
 /// Runs `strata import`.
 pub fn run(args: ImportArgs) -> CliResult {
     let overrides = parse_overrides(&args.types)?;
-    let is_parquet = args.file.is_dir() || args.file.extension().is_some_and(|e| e == "parquet" || e == "pq");
-    let table = if is_parquet {
-        interchange::read_parquet(&args.file, &overrides)?
-    } else {
-        interchange::read_csv(&args.file, &overrides)?
-    };
     let spec = match (&args.spec, &args.table_spec) {
         (Some(s), _) => TableSpec::uniform(s.clone()),
         (None, Some(path)) => TableSpec::load(path)?,
@@ -74,19 +92,56 @@ pub fn run(args: ImportArgs) -> CliResult {
         sort_by: args.sort.clone(),
         attributes: args.parted.iter().map(|c| (c.clone(), Attribute::Parted)).collect(),
     };
+    let mode = match args.mode {
+        Mode::Fail => WriteMode::Fail,
+        Mode::Append => WriteMode::Append,
+        Mode::Replace => WriteMode::Replace,
+    };
     let db = Database::open(&args.db)?;
     let location = match args.partition {
         Some(date) => TableLocation::Partition(date, args.table.clone()),
         None => TableLocation::Splayed(args.table.clone()),
     };
-    db.write_table(&location, &table, &how)?;
-    println!(
-        "imported {} rows x {} columns from {} into {}",
-        table.len(),
-        table.names().len(),
-        args.file.display(),
-        db.table_dir(&location).display()
-    );
+    let options = ImportOptions { overrides, how, mode, cast: args.cast };
+    let report = import_file(&db, &args.file, &location, &options).map_err(|e| match e {
+        StoreError::Schema { problem: SchemaMismatch::Type { .. }, .. } if !args.cast => {
+            format!("{e}; --cast converts the column when no value changes").into()
+        }
+        other => Box::<dyn std::error::Error>::from(other),
+    })?;
+    let (file, dir) = (args.file.display(), db.table_dir(&location));
+    let outcome = &report.outcome;
+    match (outcome.rows_before, args.mode) {
+        (Some(before), Mode::Append) => println!(
+            "appended {} rows x {} columns from {file} to {}: {before} rows before, {} after",
+            report.rows,
+            report.columns,
+            dir.display(),
+            outcome.rows_after
+        ),
+        (Some(before), _) => println!(
+            "imported {} rows x {} columns from {file} into {}, replacing its {before} rows",
+            report.rows,
+            report.columns,
+            dir.display()
+        ),
+        (None, _) => {
+            println!("imported {} rows x {} columns from {file} into {}", report.rows, report.columns, dir.display())
+        }
+    }
+    for (column, from, to) in &report.cast {
+        println!("cast column {column} from {from} to {to} (no value changed)");
+    }
+    for dropped in &outcome.dropped {
+        println!("dropped the {} attribute of column {}: {}", dropped.attribute, dropped.column, dropped.reason);
+    }
+    if outcome.schema_recorded {
+        println!(
+            "recorded the schema of table {} in {}",
+            outcome.table,
+            TableSchema::path(db.root(), &outcome.table).display()
+        );
+    }
     Ok(())
 }
 

@@ -121,12 +121,12 @@ fn copy_dir(from: &Path, to: &Path) {
 }
 
 #[test]
-fn import_into_an_existing_partition_adds_or_merges_and_refuses_other_columns() {
+fn import_into_an_existing_partition_adds_or_appends_as_asked_and_refuses_other_columns() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("hdb");
     let (db, csv) = (db.to_str().unwrap(), dir.path().join("t.csv"));
     std::fs::write(&csv, "sym,x\nB,2\nA,1\n").unwrap();
-    let import = |table: &str, file: &Path| {
+    let import = |table: &str, file: &Path, mode: &str| {
         strata(&[
             "import",
             file.to_str().unwrap(),
@@ -138,21 +138,28 @@ fn import_into_an_existing_partition_adds_or_merges_and_refuses_other_columns() 
             "2025.02.03",
             "--sort",
             "sym",
+            "--mode",
+            mode,
         ])
     };
-    for table in ["t", "u", "t"] {
-        let out = import(table, &csv);
+    for (table, mode) in [("t", "fail"), ("u", "fail"), ("t", "append")] {
+        let out = import(table, &csv, mode);
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     }
     let store = Database::open(Path::new(db)).unwrap();
     let date: Date = "2025.02.03".parse().unwrap();
     assert_eq!(store.tables(Some(date)).unwrap(), ["t", "u"]);
     let t = store.read_table(&TableLocation::Partition(date, "t".into())).unwrap();
-    assert_eq!(t.column("x").unwrap().values::<i64>(), [1, 1, 2, 2], "the second import appended and re-sorted");
+    assert_eq!(t.column("x").unwrap().values::<i64>(), [1, 2, 1, 2], "appended, each import sorted by sym");
+    let err = String::from_utf8_lossy(&import("t", &csv, "fail").stderr).into_owned();
+    assert!(err.contains("already holds table t (4 rows)"), "{err}");
     let other = dir.path().join("other.csv");
     std::fs::write(&other, "sym,y\nC,3\n").unwrap();
-    let out = import("t", &other);
+    let out = import("t", &other, "append");
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && err.contains("partition 2025.02.03: table t") && err.contains("sym x"), "{err}");
+    assert!(
+        !out.status.success() && err.contains("table t: column x of the table's schema (long) is missing"),
+        "{err}"
+    );
     assert_eq!(store.read_table(&TableLocation::Partition(date, "t".into())).unwrap(), t, "untouched");
 }

@@ -49,20 +49,6 @@ fn trade_db(rows: usize) -> (tempfile::TempDir, PathBuf) {
     (dir, db)
 }
 
-fn sql(db: &Path, query: &str) -> std::process::Output {
-    strata(&["sql", db.to_str().unwrap(), query, "--format", "csv"])
-}
-
-/// Standard error of a run that must fail cleanly: a `strata: error:` line, exit
-/// status 1, no panic.
-fn clean_failure(out: &std::process::Output) -> String {
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(err.starts_with("strata: error: "), "{err}");
-    assert!(!err.contains("panicked") && !err.contains("internal error"), "{err}");
-    err
-}
-
 fn flip(path: &Path, at: usize) {
     let mut bytes = std::fs::read(path).unwrap();
     bytes[at] ^= 0x01;

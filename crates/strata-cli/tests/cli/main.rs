@@ -8,6 +8,7 @@ mod common;
 mod damage;
 mod eod;
 mod integrity;
+mod schema;
 mod sql;
 mod storage;
 mod taq_zip;

@@ -177,6 +177,7 @@ fn a_writer_killed_mid_write_leaves_the_old_table_whole() {
     for delay_ms in [5u64, 40, 120, 300] {
         let mut child = Command::new(binary())
             .args(["import", big.to_str().unwrap(), "--db", db_str, "--table", "t", "--spec", "gzip:9"])
+            .args(["--mode", "replace"])
             .stdout(std::process::Stdio::null())
             .spawn()
             .unwrap();
@@ -193,7 +194,7 @@ fn a_writer_killed_mid_write_leaves_the_old_table_whole() {
         }
     }
     // A later write clears what killed writers left behind.
-    ok(&["import", small.to_str().unwrap(), "--db", db_str, "--table", "t"]);
+    ok(&["import", small.to_str().unwrap(), "--db", db_str, "--table", "t", "--mode", "replace"]);
     let leftovers: Vec<_> = std::fs::read_dir(&db)
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())

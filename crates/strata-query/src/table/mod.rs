@@ -111,6 +111,7 @@ impl StrataTable {
             stored.push((column.clone(), first.column(column)?.ty()));
         }
         for part in &parts[1..] {
+            part.expect_types(&stored, &first.dir);
             if part.names() != first.names() {
                 return Err(crate::QueryError::Invalid(format!(
                     "{}: columns ({}) differ from those of {} ({}); every partition of a table needs the same columns",

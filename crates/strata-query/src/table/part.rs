@@ -97,6 +97,16 @@ pub struct Part {
     sorted_within: Mutex<HashMap<String, bool>>,
     /// Whether plain column files are checked against their checksum when opened.
     verify_plain: bool,
+    /// The column types of the table's first piece, which every column opened here
+    /// must have (set for every piece but the first, see [`Part::expect_types`]).
+    expected: OnceLock<Expected>,
+}
+
+/// The types a piece's columns must have, and the piece they were read from.
+#[derive(Debug)]
+struct Expected {
+    types: Vec<(String, ColumnType)>,
+    from: PathBuf,
 }
 
 /// An open column: its file, and for strings the data file.
@@ -222,6 +232,7 @@ impl Part {
             parted: OnceLock::new(),
             sorted_within: Mutex::new(HashMap::new()),
             verify_plain,
+            expected: OnceLock::new(),
         };
         let rows = match part.table.names().first() {
             Some(first) => {
@@ -234,6 +245,30 @@ impl Part {
         Ok(Part { rows, ..part })
     }
 
+    /// Makes every column opened from now on check its stored type against
+    /// `types` (the table's, read from piece `from`): a partition written with
+    /// other types (an int column where the table has long) is an error naming the
+    /// partition, the column and both types, never a read of the wrong width.
+    pub fn expect_types(&self, types: &[(String, ColumnType)], from: &Path) {
+        let _ = self.expected.set(Expected { types: types.to_vec(), from: from.to_path_buf() });
+    }
+
+    /// Refuses column `name` stored as `ty` when the table has another type.
+    fn check_type(&self, name: &str, ty: ColumnType) -> Result<()> {
+        match self.expected.get() {
+            Some(expected) => match expected.types.iter().find(|(n, _)| n == name) {
+                Some((_, wanted)) if *wanted != ty => Err(StoreError::Invalid(format!(
+                    "{}: column {name} is stored as {ty} here but as {wanted} in {}: every partition of a table \
+                     must store the same types (rewrite this one, e.g. strata import --mode replace --cast)",
+                    self.dir.display(),
+                    expected.from.display()
+                ))),
+                _ => Ok(()),
+            },
+            None => Ok(()),
+        }
+    }
+
     /// Column names in stored order.
     pub fn names(&self) -> &[String] {
         self.table.names()
@@ -242,10 +277,12 @@ impl Part {
     /// The open column `name` (opened on first use, then kept).
     pub fn column(&self, name: &str) -> Result<Arc<OpenColumn>> {
         if let Some(open) = self.files.lock().expect("file cache lock").get(name) {
+            self.check_type(name, open.ty())?;
             return Ok(open.clone());
         }
         let path = self.table.column_path(name)?;
         let file = ColumnFileHandle::open(&path, self.verify_plain)?;
+        self.check_type(name, file.file.ty())?;
         let data = if file.file.ty() == ColumnType::String {
             Some(ColumnFileHandle::open(&string_data_path(&path), self.verify_plain)?)
         } else {

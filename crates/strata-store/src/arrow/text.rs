@@ -57,15 +57,32 @@ pub(crate) fn parse_timestamp(s: &str) -> Option<i64> {
     if let Ok(ns) = s.parse::<i64>() {
         return Some(ns);
     }
+    i64::try_from(timestamp_ns(s)?).ok()
+}
+
+/// The first and last days a timestamp (i64 nanoseconds since 1970, `i64::MIN`
+/// being the null) can hold, for messages.
+pub(crate) const TIMESTAMP_RANGE: &str = "1677-09-21..2262-04-11";
+
+/// Whether `s` is a well-formed date-time that a timestamp cannot hold (a year
+/// such as 1600 or 2400), as opposed to text that is not a timestamp at all.
+pub(crate) fn is_timestamp_out_of_range(s: &str) -> bool {
+    s.parse::<i64>().is_err()
+        && timestamp_ns(s).is_some_and(|ns| ns <= i128::from(i64::MIN) || ns > i128::from(i64::MAX))
+}
+
+/// A date-time's nanoseconds since the Unix epoch, in a range wider than a
+/// timestamp's.
+fn timestamp_ns(s: &str) -> Option<i128> {
     let day: Date = s.get(..10)?.parse().ok()?;
     let midnight = i128::from(day.0) * NS_PER_DAY;
     let rest = &s[10..];
     if rest.is_empty() {
-        return i64::try_from(midnight).ok();
+        return Some(midnight);
     }
     let rest = rest.strip_prefix(['T', ' ', 'D'])?;
     let (clock_ns, zone) = clock(rest)?;
-    i64::try_from(midnight + clock_ns - zone_offset(zone)?).ok()
+    Some(midnight + clock_ns - zone_offset(zone)?)
 }
 
 /// A zone suffix's offset from UTC in nanoseconds.

@@ -162,3 +162,33 @@ fn writes_replace_the_target_whole_and_leave_no_temporary_files() {
     let err = write_csv(&table, &dir.path().join("no/such/dir.csv")).unwrap_err();
     assert!(err.to_string().contains("no/such"), "{err}");
 }
+
+#[test]
+fn ragged_rows_and_bad_bytes_are_named_by_column_in_arrow_csvs_wording() {
+    // arrow-csv 59's messages, from schema inference (the csv crate) and from the
+    // reader past the inferred rows: a change of wording fails here, not silently.
+    let names = ["time", "sym", "price"];
+    let cases = [
+        (
+            "Encountered unequal lengths between records on CSV file. Expected 3 records, found 2 records at line 3",
+            "line 3: 2 fields where the header has 3: no value for column price",
+        ),
+        (
+            "incorrect number of fields for line 1000005, expected 3 got 1",
+            "line 1000005: 1 field where the header has 3: no value for columns sym, price",
+        ),
+        (
+            "incorrect number of fields for line 7, expected 3 got more than 3",
+            "line 7: 4 fields where the header has 3: a field past the last column, price",
+        ),
+        ("Encountered invalid UTF-8 data for line 9 and field 2", "line 9: column sym: the text is not UTF-8"),
+        (
+            "Encountered UTF-8 error while reading CSV file: invalid utf-8: invalid UTF-8 in field 1 near byte index 3 at line 4",
+            "line 4: column sym: the text is not UTF-8 (from byte 3 of the field)",
+        ),
+    ];
+    for (arrow, ours) in cases {
+        assert_eq!(super::csv_problem(arrow, &names).as_deref(), Some(ours), "{arrow}");
+    }
+    assert_eq!(super::csv_problem("something else", &names), None);
+}
