@@ -148,8 +148,8 @@ fn inferred_type(data_type: &DataType) -> ColumnType {
 /// [`read_csv`] reads: timestamps `2024-01-02T09:30:00.123456789` (UTC), dates
 /// `2024-01-02`, months `2024-01`, minutes `09:30`, seconds `09:30:00`, times
 /// `09:30:00.123`, timespans `0D09:30:00.000000000`, booleans `true`/`false`, chars as
-/// the character; kdb+ nulls (other than char's space) are empty fields. Fields with a
-/// comma, quote or line break are quoted.
+/// the character; kdb+ nulls (char's space, the empty symbol and string included)
+/// are empty fields. Fields with a comma, quote or line break are quoted.
 pub fn write_csv(table: &Table, path: &Path) -> Result<()> {
     let mut file = AtomicFile::create(path, Durability::default())?;
     let mut out = String::with_capacity(CSV_WRITE_CHUNK + 4096);

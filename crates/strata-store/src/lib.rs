@@ -18,6 +18,7 @@ mod durable;
 mod error;
 pub mod interchange;
 mod maintenance;
+pub mod nulls;
 pub mod partition;
 mod splayed;
 mod sym;

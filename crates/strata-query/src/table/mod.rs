@@ -27,7 +27,7 @@ use std::collections::HashMap;
 use std::ops::Bound;
 use std::sync::{Arc, OnceLock};
 
-use arrow_array::{Array, ArrayRef};
+use arrow_array::Array;
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use async_trait::async_trait;
 use datafusion::catalog::Session;
@@ -40,7 +40,7 @@ use strata_store::{ColumnType, Database, Date, TableLocation};
 
 pub use part::{ScanCounters, ScanStats};
 
-use crate::arrow_view::{sql_type, symbol_values};
+use crate::arrow_view::{SymbolDictionary, sql_field, symbol_values};
 use crate::error::{Result, external};
 use filter::{ColumnTest, Test, column_test, float_of, integer_bounds, integer_of, text_of};
 use part::Part;
@@ -60,7 +60,7 @@ pub struct StrataTable {
     partitioned: bool,
     stored: Vec<(String, ColumnType)>,
     schema: SchemaRef,
-    symbols: ArrayRef,
+    symbols: SymbolDictionary,
     symbol_keys: HashMap<String, u32>,
     counters: Arc<ScanCounters>,
     knowledge: OnceLock<Knowledge>,
@@ -126,7 +126,7 @@ impl StrataTable {
         if partitioned && !has(DATE_COLUMN) {
             fields.push(Field::new(DATE_COLUMN, DataType::Date32, false));
         }
-        fields.extend(stored.iter().map(|(n, ty)| Field::new(n, sql_type(*ty), false)));
+        fields.extend(stored.iter().map(|(n, ty)| sql_field(n, *ty)));
         if !has(ROW_NUMBER_COLUMN) {
             fields.push(Field::new(ROW_NUMBER_COLUMN, DataType::Int64, false));
         }
@@ -231,9 +231,11 @@ impl StrataTable {
                 TableProviderFilterPushDown::Unsupported
             });
         }
+        // Exact but for the empty symbol, which is NULL and equal to nothing: its
+        // rows are read and the filter above drops them.
         if k.parted.as_deref() == Some(column)
             && let Test::OneOf(values) = &test.test
-            && values.iter().all(|v| text_of(v).is_some())
+            && values.iter().all(|v| text_of(v).is_some_and(|s| !s.is_empty()))
         {
             return Ok(TableProviderFilterPushDown::Exact);
         }
@@ -328,7 +330,7 @@ impl StrataTable {
     fn sort_order(&self, parts: &[Arc<Part>]) -> DfResult<Option<(String, String)>> {
         let k = self.knowledge()?;
         let (Some(sym), Some(time)) = (&k.parted, self.time_column()) else { return Ok(None) };
-        let names = self.symbols.as_any().downcast_ref::<arrow_array::StringArray>().expect("symbol dictionary");
+        let names = self.symbols.values.as_any().downcast_ref::<arrow_array::StringArray>().expect("symbol dictionary");
         for part in parts {
             let Some(runs) = part.parted(sym).map_err(external)? else { return Ok(None) };
             if let Some(run) = runs.runs.iter().find(|r| r.0 >= names.len() as u64) {

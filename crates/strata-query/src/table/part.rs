@@ -185,6 +185,12 @@ impl OpenColumn {
         self.file.file.ty()
     }
 
+    /// Whether rows `start..end` may hold kdb+ nulls: what the column file's null
+    /// counts say (strings always may: an empty one is two equal offsets).
+    pub fn may_hold_nulls(&self, start: usize, end: usize) -> bool {
+        self.data.is_some() || self.file.file.may_hold_nulls(start, end)
+    }
+
     /// Rows `start..end` in the form [`crate::arrow_view::to_array`] takes.
     pub fn read(&self, start: usize, end: usize, counters: &ScanCounters) -> Result<StoredValues> {
         let Some(data) = &self.data else {

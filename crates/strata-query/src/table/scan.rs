@@ -22,7 +22,7 @@ use strata_store::{ColumnType, StoreError};
 
 use super::part::{Part, ScanCounters};
 use super::ranges::RowSet;
-use crate::arrow_view::to_array;
+use crate::arrow_view::{SymbolDictionary, to_array};
 use crate::error::external;
 
 /// One output column of a scan.
@@ -48,7 +48,7 @@ pub struct ScanPlan {
     /// The pieces to read and their rows, in table order.
     pub pieces: Vec<(Arc<Part>, RowSet)>,
     /// The symbol dictionary.
-    pub symbols: ArrayRef,
+    pub symbols: SymbolDictionary,
     /// Where reads are counted.
     pub counters: Arc<ScanCounters>,
     /// Rows per batch.
@@ -235,7 +235,8 @@ impl Batches {
                     ScanColumn::Stored(name, ty) => {
                         let open = part.column(name).map_err(external)?;
                         let values = open.read(start, end, &self.plan.counters).map_err(external)?;
-                        to_array(*ty, rows, values, &self.plan.symbols).map_err(|detail| {
+                        let may_hold_nulls = open.may_hold_nulls(start, end);
+                        to_array(*ty, rows, values, &self.plan.symbols, may_hold_nulls).map_err(|detail| {
                             external(StoreError::Corrupt {
                                 path: part.dir.join(name),
                                 detail: format!("rows {start}..{end}: {detail}"),
