@@ -326,10 +326,13 @@ impl StrataTable {
     }
 
     /// The order every piece's rows are in: the parted symbol column (symbols in
-    /// ascending text) then the time column ascending within each symbol.
-    fn sort_order(&self, parts: &[Arc<Part>]) -> DfResult<Option<(String, String)>> {
+    /// ascending text) then the time column ascending within each symbol; and
+    /// whether either may hold a null (an empty symbol's run, a null time first in
+    /// its run).
+    fn sort_order(&self, parts: &[Arc<Part>]) -> DfResult<Option<(String, String, bool)>> {
         let k = self.knowledge()?;
         let (Some(sym), Some(time)) = (&k.parted, self.time_column()) else { return Ok(None) };
+        let mut nulls = false;
         let names = self.symbols.values.as_any().downcast_ref::<arrow_array::StringArray>().expect("symbol dictionary");
         for part in parts {
             let Some(runs) = part.parted(sym).map_err(external)? else { return Ok(None) };
@@ -351,8 +354,12 @@ impl StrataTable {
             if !text_ascends || !part.ascends_within(time, &runs, &ScanCounters::default()).map_err(external)? {
                 return Ok(None);
             }
+            let empty_symbol = self.symbols.empty_key.is_some_and(|key| runs.rows_of(key as u64).is_some());
+            nulls = nulls
+                || empty_symbol
+                || part.null_first_within(time, &runs, &ScanCounters::default()).map_err(external)?;
         }
-        Ok(Some((sym.clone(), time.to_string())))
+        Ok(Some((sym.clone(), time.to_string(), nulls)))
     }
 }
 
@@ -468,7 +475,10 @@ impl TableProvider for StrataTable {
                 pieces.push((part.clone(), rows));
             }
         }
-        let order = self.sort_order(&parts)?;
+        let (order, order_may_hold_nulls) = match self.sort_order(&parts)? {
+            Some((sym, time, nulls)) => (Some((sym, time)), nulls),
+            None => (None, false),
+        };
         let projected = Arc::new(self.schema.project(&indices)?);
         let plan = ScanPlan {
             table: self.name.clone(),
@@ -480,6 +490,7 @@ impl TableProvider for StrataTable {
             batch_rows: state.config().batch_size(),
             limit,
             order,
+            order_may_hold_nulls,
             several_dates: self.partitioned && parts.len() > 1,
         };
         Ok(Arc::new(StrataScanExec::new(plan, state.config().target_partitions())))

@@ -293,6 +293,22 @@ impl Part {
         Ok(self.parted.get_or_init(|| runs).clone())
     }
 
+    /// Whether the `i64`-valued column `column`, ascending within every run of
+    /// `runs`, holds a null (`i64::MIN`, which would come first in its run). Reads
+    /// nothing when the file's null counts say there is none.
+    pub fn null_first_within(&self, column: &str, runs: &PartedRuns, counters: &ScanCounters) -> Result<bool> {
+        let open = self.column(column)?;
+        if !open.may_hold_nulls(0, self.rows) {
+            return Ok(false);
+        }
+        for &(_, start, end) in &runs.runs {
+            if start < end && open.file.read(start, start + 1, counters)?.typed_data::<i64>()[0] == i64::MIN {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
     /// Whether the `i64`-valued column `column` ascends within every run of `runs`
     /// (checked once by reading the column, then remembered).
     pub fn ascends_within(&self, column: &str, runs: &PartedRuns, counters: &ScanCounters) -> Result<bool> {
