@@ -10,7 +10,9 @@
 //! reported with the file, its line, the column, the value and the form expected.
 //! Lines are counted as records, header first: a quoted field holding a newline makes
 //! later line numbers smaller than an editor's. Empty fields are kdb+ nulls (see
-//! [`crate::arrow`]). [`write_csv`] prints what [`read_csv`] reads back.
+//! [`crate::nulls`]); booleans and bytes have none, so an empty field for one is an
+//! error naming the line and column. [`write_csv`] prints what [`read_csv`] reads
+//! back.
 //!
 //! **Parquet** files keep Strata's types in field metadata, so a table written with
 //! [`write_parquet`] reads back unchanged; other files map as [`crate::arrow`] says.
