@@ -390,7 +390,7 @@ fn reseal_v2_header(bytes: &mut [u8]) {
 
 /// Longs with a kdb+ null (`0N`) at every row that is a multiple of `every`.
 fn longs_with_nulls(n: usize, every: usize) -> Vec<u8> {
-    (0..n as i64).flat_map(|i| if i as usize % every == 0 { i64::MIN } else { i }.to_le_bytes()).collect()
+    (0..n as i64).flat_map(|i| if (i as usize).is_multiple_of(every) { i64::MIN } else { i }.to_le_bytes()).collect()
 }
 
 #[test]
