@@ -17,8 +17,11 @@
 //! assert_eq!(table_from_record_batch(&batch).unwrap(), t);
 //! ```
 
+use std::sync::Arc;
+
 use arrow_array::cast::AsArray;
-use arrow_array::{ArrayRef, RecordBatch};
+use arrow_array::types::UInt8Type;
+use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch, UInt8Array};
 use arrow_schema::{DataType, SchemaRef};
 use strata_store::{Column, ColumnType};
 
@@ -131,9 +134,43 @@ pub fn table_to_record_batch(table: &Table) -> Result<RecordBatch, IpcError> {
 
 /// An Arrow record batch as a q table (Arrow types map as `strata_store::arrow` says).
 pub fn table_from_record_batch(batch: &RecordBatch) -> Result<Table, IpcError> {
-    let table = strata_store::arrow::table_from_record_batches(&batch.schema(), std::slice::from_ref(batch), &[])
+    let batch = zero_untyped_nulls(batch)?;
+    let table = strata_store::arrow::table_from_record_batches(&batch.schema(), std::slice::from_ref(&batch), &[])
         .map_err(|e| IpcError::Convert(e.to_string()))?;
     Ok(table_from_store(&table))
+}
+
+/// `batch` with the nulls of its boolean and `UInt8` (byte) columns as `0b` and
+/// `0x00`. Other nulls become kdb+'s typed nulls (`0N`, `0n`, `` ` ``, ...) on the
+/// way to q, but kdb+ has no null for booleans and bytes and fills such gaps with 0
+/// itself (an outer join's missing booleans are `0b`), so a q client gets what q
+/// would give; the store refuses them instead, as an import must not invent a value.
+fn zero_untyped_nulls(batch: &RecordBatch) -> Result<RecordBatch, IpcError> {
+    if !batch
+        .columns()
+        .iter()
+        .any(|c| matches!(c.data_type(), DataType::Boolean | DataType::UInt8) && c.null_count() > 0)
+    {
+        return Ok(batch.clone());
+    }
+    let columns = batch
+        .columns()
+        .iter()
+        .map(|column| -> ArrayRef {
+            match (column.data_type(), column.nulls()) {
+                (DataType::Boolean, Some(nulls)) => {
+                    let values = column.as_boolean().values() & nulls.inner();
+                    Arc::new(BooleanArray::new(values, None))
+                }
+                (DataType::UInt8, Some(_)) => {
+                    let bytes = column.as_primitive::<UInt8Type>();
+                    Arc::new(bytes.iter().map(|b| Some(b.unwrap_or(0))).collect::<UInt8Array>())
+                }
+                _ => column.clone(),
+            }
+        })
+        .collect();
+    RecordBatch::try_new(batch.schema(), columns).map_err(|e| IpcError::Convert(e.to_string()))
 }
 
 /// Query results (record batches of `schema`, in order) as one q table, typed for q
@@ -142,6 +179,8 @@ pub fn table_from_record_batch(batch: &RecordBatch) -> Result<Table, IpcError> {
 /// char columns) which become chars; other types map as `strata_store::arrow` says.
 /// A type with no q counterpart is an error naming the column.
 pub fn table_from_record_batches(schema: &SchemaRef, batches: &[RecordBatch]) -> Result<Table, IpcError> {
+    let batches = batches.iter().map(zero_untyped_nulls).collect::<Result<Vec<_>, _>>()?;
+    let batches = batches.as_slice();
     let convert = |overrides: &[(String, ColumnType)]| {
         strata_store::arrow::table_from_record_batches(schema, batches, overrides)
             .map_err(|e| IpcError::Convert(e.to_string()))
@@ -267,5 +306,34 @@ mod tests {
         assert!(px[0] == 1.5 && px[1].is_nan(), "an Arrow null is q's float null");
         let empty = table_from_record_batches(&schema, &[]).unwrap();
         assert_eq!((empty.len(), empty.names().len()), (0, 5));
+    }
+
+    #[test]
+    fn sql_nulls_reach_q_as_typed_nulls_and_as_0_for_booleans_and_bytes() {
+        use arrow_array::{DurationNanosecondArray, Int64Array, StringArray};
+        use arrow_schema::{Field, Schema};
+
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(BooleanArray::from(vec![Some(true), None, Some(true)])),
+            Arc::new(UInt8Array::from(vec![None, Some(7), Some(9)])),
+            Arc::new(Int64Array::from(vec![Some(1), None, Some(3)])),
+            Arc::new(DurationNanosecondArray::from(vec![None, Some(5), None])),
+            Arc::new(StringArray::from(vec![None, Some("x"), Some("y")])),
+        ];
+        let schema = Arc::new(Schema::new(
+            ["b", "x", "j", "n", "s"]
+                .iter()
+                .zip(&columns)
+                .map(|(n, c)| Field::new(*n, c.data_type().clone(), true))
+                .collect::<Vec<_>>(),
+        ));
+        let batch = RecordBatch::try_new(schema.clone(), columns).unwrap();
+        let t = table_from_record_batches(&schema, std::slice::from_ref(&batch)).unwrap();
+        assert_eq!(t.column("b"), Some(&K::vector(Vector::Boolean(vec![true, false, true]))));
+        assert_eq!(t.column("x"), Some(&K::vector(Vector::Byte(vec![0, 7, 9]))));
+        assert_eq!(t.column("j"), Some(&K::vector(Vector::Long(vec![1, i64::MIN, 3]))), "0N");
+        assert_eq!(t.column("n"), Some(&K::vector(Vector::Timespan(vec![i64::MIN, 5, i64::MIN]))), "0Nn");
+        assert_eq!(t.column("s"), Some(&K::symbols(["", "x", "y"])), "the null symbol");
+        assert_eq!(table_from_record_batch(&batch).unwrap(), t);
     }
 }

@@ -4,7 +4,7 @@
 use std::sync::{Arc, RwLock};
 
 use arrow_array::{ArrayRef, RecordBatch};
-use arrow_schema::{Field, Schema, SchemaRef};
+use arrow_schema::{Schema, SchemaRef};
 use async_trait::async_trait;
 use datafusion::catalog::Session;
 use datafusion::catalog::memory::MemorySourceConfig;
@@ -16,7 +16,7 @@ use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_plan::expressions::Column;
 use strata_store::{ColumnType, Table};
 
-use crate::arrow_view::{StoredValues, sql_type, symbol_values, to_array};
+use crate::arrow_view::{StoredValues, sql_field, symbol_values, to_array};
 use crate::error::{QueryError, Result};
 
 /// A table held in memory as Arrow record batches, appended to while queries run.
@@ -113,9 +113,10 @@ pub fn table_batch(table: &Table) -> Result<RecordBatch> {
             _ => StoredValues::Fixed(column.values_buffer().clone()),
         };
         let symbols = symbol_values(column.domain().unwrap_or(&Arc::new(Vec::new())));
-        let array = to_array(ty, column.len(), values, &symbols)
+        // In-memory columns keep no null counts: look for nulls in every chunk.
+        let array = to_array(ty, column.len(), values, &symbols, true)
             .map_err(|e| QueryError::Invalid(format!("column {name}: {e}")))?;
-        fields.push(Field::new(name, sql_type(ty), false));
+        fields.push(sql_field(name, ty));
         arrays.push(array);
     }
     let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(table.len()));

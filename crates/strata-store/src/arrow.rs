@@ -4,8 +4,10 @@
 //! values, symbol keys and string offsets and data are handed to Arrow without a copy
 //! (the arrays hold the same reference-counted [`arrow_buffer::Buffer`]s). Booleans are
 //! the exception, packed into Arrow's bitmap; symbols carry their domain as the
-//! dictionary's `Utf8` values. Arrays have no validity bitmap: kdb+ nulls stay the
-//! sentinel values below. Record batch fields carry the column type's name under
+//! dictionary's `Utf8` values. kdb+ nulls (see [`crate::nulls`]) become Arrow nulls:
+//! the values stay as stored and a validity bitmap marks them, built only for columns
+//! that hold a null; fields are nullable for every type but boolean and byte. Record
+//! batch fields carry the column type's name under
 //! [`TYPE_METADATA_KEY`], so minute, month and char columns (Arrow `Int32`, `Int32`
 //! and `FixedSizeBinary(1)`) come back as what they were.
 //!
@@ -37,9 +39,10 @@
 //! **Nulls.** kdb+ has no validity bitmap but typed nulls, so an Arrow null becomes:
 //! `i64::MIN` for long, timestamp and timespan; `i32::MIN` for int, date, month,
 //! minute, second and time; `i16::MIN` for short; NaN for real and float; the empty
-//! symbol or string for text; 0 for boolean and byte; a space for char. Blank text
-//! converted to a non-text type is null too. The mapping is one way: a kdb+ null
-//! written to Arrow is an ordinary value (e.g. `i64::MIN`), not an Arrow null.
+//! symbol or string for text; a space for char. Blank text converted to a non-text
+//! type is null too. Booleans and bytes have no null: an Arrow null (or blank text)
+//! for one is an error naming the column and row, never a 0. Both ways round, so a
+//! table survives Arrow, Parquet and CSV with its nulls.
 
 mod from_arrow;
 pub(crate) mod text;
@@ -52,11 +55,12 @@ use arrow_array::{
     Array, ArrayRef, ArrowPrimitiveType, BooleanArray, DictionaryArray, FixedSizeBinaryArray, LargeStringArray,
     PrimitiveArray, RecordBatch, RecordBatchOptions, StringArray,
 };
-use arrow_buffer::{BooleanBuffer, Buffer, MutableBuffer, OffsetBuffer, ScalarBuffer};
+use arrow_buffer::{BooleanBuffer, Buffer, MutableBuffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
 use crate::column_data::Column;
 use crate::error::{Result, StoreError};
+use crate::nulls::column_validity;
 use crate::table::Table;
 use crate::types::ColumnType;
 pub(crate) use from_arrow::{Failure, convert};
@@ -67,7 +71,8 @@ pub const TYPE_METADATA_KEY: &str = "strata.type";
 
 /// `column` as an Arrow array of type [`ColumnType::arrow_type`], sharing the
 /// column's buffers (booleans excepted, which are packed into a bitmap, and the
-/// symbol domain, copied into the dictionary's values).
+/// symbol domain, copied into the dictionary's values). kdb+ nulls are Arrow nulls:
+/// a validity bitmap is built when the column holds one.
 ///
 /// ```
 /// use arrow_array::{Array, cast::AsArray, types::Int64Type};
@@ -77,32 +82,37 @@ pub const TYPE_METADATA_KEY: &str = "strata.type";
 /// let array = column_to_arrow(&column);
 /// assert_eq!(array.as_primitive::<Int64Type>().values(), &[1, 2, 3]);
 /// assert_eq!(array.to_data().buffers()[0].as_ptr(), column.values_buffer().as_ptr(), "no copy");
+/// assert_eq!(array.null_count(), 0);
+///
+/// let with_null = Column::from_values(ColumnType::Long, vec![1i64, i64::MIN]).unwrap();
+/// assert!(column_to_arrow(&with_null).is_null(1), "0N is an Arrow null");
 /// ```
 pub fn column_to_arrow(column: &Column) -> ArrayRef {
-    fn primitive<T: ArrowPrimitiveType>(column: &Column) -> ArrayRef {
-        Arc::new(PrimitiveArray::<T>::new(ScalarBuffer::new(column.values_buffer().clone(), 0, column.len()), None))
+    fn primitive<T: ArrowPrimitiveType>(column: &Column, nulls: Option<NullBuffer>) -> ArrayRef {
+        Arc::new(PrimitiveArray::<T>::new(ScalarBuffer::new(column.values_buffer().clone(), 0, column.len()), nulls))
     }
+    let nulls = column_validity(column);
     let array: ArrayRef = match column.ty() {
         ColumnType::Boolean => {
             let bytes = column.value_bytes();
             Arc::new(BooleanArray::new(BooleanBuffer::collect_bool(column.len(), |i| bytes[i] != 0), None))
         }
-        ColumnType::Byte => primitive::<UInt8Type>(column),
-        ColumnType::Short => primitive::<Int16Type>(column),
-        ColumnType::Int | ColumnType::Month | ColumnType::Minute => primitive::<Int32Type>(column),
-        ColumnType::Long => primitive::<Int64Type>(column),
-        ColumnType::Real => primitive::<Float32Type>(column),
-        ColumnType::Float => primitive::<Float64Type>(column),
-        ColumnType::Timestamp => primitive::<TimestampNanosecondType>(column),
-        ColumnType::Date => primitive::<Date32Type>(column),
-        ColumnType::Timespan => primitive::<DurationNanosecondType>(column),
-        ColumnType::Second => primitive::<Time32SecondType>(column),
-        ColumnType::Time => primitive::<Time32MillisecondType>(column),
-        ColumnType::Char => Arc::new(FixedSizeBinaryArray::new(1, column.values_buffer().clone(), None)),
+        ColumnType::Byte => primitive::<UInt8Type>(column, nulls),
+        ColumnType::Short => primitive::<Int16Type>(column, nulls),
+        ColumnType::Int | ColumnType::Month | ColumnType::Minute => primitive::<Int32Type>(column, nulls),
+        ColumnType::Long => primitive::<Int64Type>(column, nulls),
+        ColumnType::Real => primitive::<Float32Type>(column, nulls),
+        ColumnType::Float => primitive::<Float64Type>(column, nulls),
+        ColumnType::Timestamp => primitive::<TimestampNanosecondType>(column, nulls),
+        ColumnType::Date => primitive::<Date32Type>(column, nulls),
+        ColumnType::Timespan => primitive::<DurationNanosecondType>(column, nulls),
+        ColumnType::Second => primitive::<Time32SecondType>(column, nulls),
+        ColumnType::Time => primitive::<Time32MillisecondType>(column, nulls),
+        ColumnType::Char => Arc::new(FixedSizeBinaryArray::new(1, column.values_buffer().clone(), nulls)),
         ColumnType::Symbol => {
             let keys = PrimitiveArray::<UInt32Type>::new(
                 ScalarBuffer::new(column.values_buffer().clone(), 0, column.len()),
-                None,
+                nulls,
             );
             let domain = column.domain().expect("a symbol column has a domain");
             let values = Arc::new(StringArray::from_iter_values(domain.iter()));
@@ -111,7 +121,7 @@ pub fn column_to_arrow(column: &Column) -> ArrayRef {
         ColumnType::String => {
             let offsets = column.offsets_buffer().expect("a string column has offsets").clone();
             let offsets = OffsetBuffer::new(ScalarBuffer::new(offsets, 0, column.len() + 1));
-            Arc::new(LargeStringArray::new(offsets, column.values_buffer().clone(), None))
+            Arc::new(LargeStringArray::new(offsets, column.values_buffer().clone(), nulls))
         }
     };
     debug_assert_eq!(array.data_type(), &column.ty().arrow_type());
@@ -119,13 +129,14 @@ pub fn column_to_arrow(column: &Column) -> ArrayRef {
 }
 
 /// `table` as one record batch sharing its buffers (see [`column_to_arrow`]); each
-/// field is non-nullable and carries its column type under [`TYPE_METADATA_KEY`].
+/// field is nullable when its type has a null and carries its column type under
+/// [`TYPE_METADATA_KEY`].
 pub fn table_to_record_batch(table: &Table) -> Result<RecordBatch> {
     let fields: Vec<Field> = table
         .iter()
         .map(|(name, column)| {
             let metadata = HashMap::from([(TYPE_METADATA_KEY.to_string(), column.ty().name().to_string())]);
-            Field::new(name, column.ty().arrow_type(), false).with_metadata(metadata)
+            Field::new(name, column.ty().arrow_type(), column.ty().has_null()).with_metadata(metadata)
         })
         .collect();
     let arrays = table.columns().iter().map(column_to_arrow).collect();

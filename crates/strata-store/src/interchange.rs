@@ -12,8 +12,10 @@
 //! Lines are counted as records, header first: a quoted field holding a newline makes
 //! later line numbers smaller than an editor's. A row with too few or too many
 //! fields, or bytes that are not UTF-8, is reported by line and column name; a
-//! date-time outside a timestamp's range as out of range, not as malformed. Empty fields are kdb+ nulls (see
-//! [`crate::arrow`]). [`write_csv`] prints what [`read_csv`] reads back.
+//! date-time outside a timestamp's range as out of range, not as malformed. Empty
+//! fields are kdb+ nulls (see [`crate::nulls`]); booleans and bytes have none, so an
+//! empty field for one is an error naming the line and column. [`write_csv`] prints
+//! what [`read_csv`] reads back.
 //!
 //! **Parquet** files keep Strata's types in field metadata, so a table written with
 //! [`write_parquet`] reads back unchanged; other files map as [`crate::arrow`] says.
@@ -182,8 +184,8 @@ fn inferred_type(data_type: &DataType) -> ColumnType {
 /// [`read_csv`] reads: timestamps `2024-01-02T09:30:00.123456789` (UTC), dates
 /// `2024-01-02`, months `2024-01`, minutes `09:30`, seconds `09:30:00`, times
 /// `09:30:00.123`, timespans `0D09:30:00.000000000`, booleans `true`/`false`, chars as
-/// the character; kdb+ nulls (other than char's space) are empty fields. Fields with a
-/// comma, quote or line break are quoted.
+/// the character; kdb+ nulls (char's space, the empty symbol and string included)
+/// are empty fields. Fields with a comma, quote or line break are quoted.
 pub fn write_csv(table: &Table, path: &Path) -> Result<()> {
     let mut file = AtomicFile::create(path, Durability::default())?;
     let mut out = String::with_capacity(CSV_WRITE_CHUNK + 4096);

@@ -21,6 +21,7 @@ mod error;
 pub mod import;
 pub mod interchange;
 mod maintenance;
+pub mod nulls;
 pub mod partition;
 pub mod schema;
 mod splayed;

@@ -162,6 +162,12 @@ impl ColumnType {
         ElementKind::new(self.width(), class)
     }
 
+    /// Whether the type has a null value (every type but boolean and byte, as in
+    /// kdb+; see [`crate::nulls`] for which value it is).
+    pub fn has_null(self) -> bool {
+        !matches!(self, ColumnType::Boolean | ColumnType::Byte)
+    }
+
     /// Whether per-block min/max are kept for this type (all but strings, whose
     /// offsets say nothing about the values).
     pub fn has_block_bounds(self) -> bool {

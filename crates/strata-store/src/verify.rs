@@ -519,7 +519,18 @@ fn verify_column_file(
                 );
             }
             match plain.verify() {
-                Ok(()) => Some(plain.values(0, rows as usize)),
+                Ok(()) => {
+                    let values = plain.values(0, rows as usize);
+                    check_null_count(
+                        path,
+                        ty,
+                        plain.header().nulls,
+                        &values,
+                        Place::Bytes(plain.values_range()),
+                        report,
+                    );
+                    Some(values)
+                }
                 Err(e) => {
                     report.add(
                         Severity::Damaged,
@@ -538,16 +549,20 @@ fn verify_column_file(
             let mut values = Vec::with_capacity(if keep { rows as usize * ty.width() } else { 0 });
             let mut intact = true;
             for (i, entry) in compressed.blocks().iter().enumerate() {
+                let place = || Place::Block { index: i, bytes: entry.offset..entry.offset + entry.stored_len as u64 };
                 match compressed.decode_block(i) {
-                    Ok(block) if keep => values.extend_from_slice(&block),
-                    Ok(_) => {}
+                    Ok(block) => {
+                        check_null_count(path, ty, entry.nulls.map(u64::from), &block, place(), report);
+                        if keep {
+                            values.extend_from_slice(&block);
+                        }
+                    }
                     Err(e) => {
                         intact = false;
-                        let bytes = entry.offset..entry.offset + entry.stored_len as u64;
                         report.add(
                             Severity::Damaged,
                             path,
-                            Place::Block { index: i, bytes },
+                            place(),
                             detail_of(&e),
                             Repair::Restore(RESTORE_COLUMN.into()),
                         );
@@ -558,6 +573,29 @@ fn verify_column_file(
         }
     };
     Some(CheckedColumn { ty, attribute, rows, values: values.filter(|_| wanted(ty, attribute)) })
+}
+
+/// Checks a recorded null count (of a plain file, or of a compressed block at
+/// `place`) against the `values` it counts. Readers trust a count of 0 to skip
+/// looking for nulls, so a wrong one would show nulls as values.
+fn check_null_count(
+    path: &Path,
+    ty: ColumnType,
+    recorded: Option<u64>,
+    values: &[u8],
+    place: Place,
+    report: &mut VerifyReport,
+) {
+    let (Some(recorded), Some(actual)) = (recorded, crate::nulls::count_nulls(ty, values)) else { return };
+    if recorded != actual {
+        report.add(
+            Severity::Damaged,
+            path,
+            place,
+            format!("the recorded null count is {recorded}, the values hold {actual} nulls"),
+            Repair::Rebuild("from the values: re-encode the file (`strata compress`, or `strata decompress`)".into()),
+        );
+    }
 }
 
 /// Bytes past the trailer a compressed file's readers use: the leftovers of an

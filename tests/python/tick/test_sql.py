@@ -3,9 +3,11 @@ against the written day, as q tables; bad statements come back as q errors and t
 servers keep serving."""
 
 import datetime
+import math
 import time
 
 import numpy as np
+import pandas as pd
 import pykx as kx
 import pytest
 
@@ -90,3 +92,27 @@ def test_pykx_queries_the_rdb_and_hdb_with_sql(strata):
         with pytest.raises(kx.QError, match="nosuchcolumn"):
             hdb("SELECT nosuchcolumn FROM trade")
         assert hdb(".s.e", kx.CharVector("SELECT count(*) AS n FROM quote")).pd()["n"].tolist() == [3]
+
+
+def test_kdb_nulls_are_sql_nulls_and_come_back_to_q_as_typed_nulls(strata):
+    """A q client publishes 0Ni sizes, a 0n price and a null symbol; SQL on the RDB
+    skips them in aggregates, and rows sent back to q carry kdb+'s typed nulls."""
+    tp_port, rdb_port = free_port_number(), free_port_number()
+    strata.tickerplant(tp_port)
+    strata.rdb(tp_port, rdb_port)
+    null_int = -(2**31)
+    with kx.SyncQConnection(port=tp_port, no_ctx=True) as feed:
+        feed(".u.upd", kx.SymbolAtom("trade"), trades(["IBM", "", "IBM"], [100.0, float("nan"), 102.0], [10, null_int, 30]))
+    with kx.SyncQConnection(port=rdb_port, no_ctx=True) as rdb:
+        eventually(lambda: rdb("count trade").py() == 3)
+        counts = rdb("SELECT count(*) AS n, count(size) AS sizes, sum(size) AS volume, count(price) AS prices, "
+                     "avg(price) AS mean, count(sym) AS syms FROM trade").pd()
+        assert counts.iloc[0].tolist() == [3, 2, 40, 2, 101.0, 2]
+        # PyKX reads kdb+'s typed nulls (0Ni, 0N, 0n, `) as missing values.
+        rows = rdb("SELECT sym, price, size FROM trade ORDER BY time").py()
+        assert rows["sym"] == ["IBM", "", "IBM"]
+        assert math.isnan(rows["price"][1]) and rows["price"][0] == 100.0
+        assert rows["size"][0] == 10 and pd.isna(rows["size"][1]) and rows["size"][2] == 30
+        grouped = rdb("SELECT sym, sum(size) AS volume FROM trade GROUP BY sym ORDER BY sym NULLS FIRST").py()
+        assert grouped["sym"] == ["", "IBM"], "the NULL group is q's null symbol"
+        assert pd.isna(grouped["volume"][0]) and grouped["volume"][1] == 40, "a sum over no value is NULL: 0N"

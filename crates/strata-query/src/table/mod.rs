@@ -27,7 +27,7 @@ use std::collections::HashMap;
 use std::ops::Bound;
 use std::sync::{Arc, OnceLock};
 
-use arrow_array::{Array, ArrayRef};
+use arrow_array::Array;
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use async_trait::async_trait;
 use datafusion::catalog::Session;
@@ -40,7 +40,7 @@ use strata_store::{ColumnType, Database, Date, TableLocation};
 
 pub use part::{ScanCounters, ScanStats};
 
-use crate::arrow_view::{sql_type, symbol_values};
+use crate::arrow_view::{SymbolDictionary, sql_field, symbol_values};
 use crate::error::{Result, external};
 use filter::{ColumnTest, Test, column_test, float_of, integer_bounds, integer_of, text_of};
 use part::Part;
@@ -60,7 +60,7 @@ pub struct StrataTable {
     partitioned: bool,
     stored: Vec<(String, ColumnType)>,
     schema: SchemaRef,
-    symbols: ArrayRef,
+    symbols: SymbolDictionary,
     symbol_keys: HashMap<String, u32>,
     counters: Arc<ScanCounters>,
     knowledge: OnceLock<Knowledge>,
@@ -127,7 +127,7 @@ impl StrataTable {
         if partitioned && !has(DATE_COLUMN) {
             fields.push(Field::new(DATE_COLUMN, DataType::Date32, false));
         }
-        fields.extend(stored.iter().map(|(n, ty)| Field::new(n, sql_type(*ty), false)));
+        fields.extend(stored.iter().map(|(n, ty)| sql_field(n, *ty)));
         if !has(ROW_NUMBER_COLUMN) {
             fields.push(Field::new(ROW_NUMBER_COLUMN, DataType::Int64, false));
         }
@@ -232,9 +232,11 @@ impl StrataTable {
                 TableProviderFilterPushDown::Unsupported
             });
         }
+        // Exact but for the empty symbol, which is NULL and equal to nothing: its
+        // rows are read and the filter above drops them.
         if k.parted.as_deref() == Some(column)
             && let Test::OneOf(values) = &test.test
-            && values.iter().all(|v| text_of(v).is_some())
+            && values.iter().all(|v| text_of(v).is_some_and(|s| !s.is_empty()))
         {
             return Ok(TableProviderFilterPushDown::Exact);
         }
@@ -325,11 +327,14 @@ impl StrataTable {
     }
 
     /// The order every piece's rows are in: the parted symbol column (symbols in
-    /// ascending text) then the time column ascending within each symbol.
-    fn sort_order(&self, parts: &[Arc<Part>]) -> DfResult<Option<(String, String)>> {
+    /// ascending text) then the time column ascending within each symbol; and
+    /// whether either may hold a null (an empty symbol's run, a null time first in
+    /// its run).
+    fn sort_order(&self, parts: &[Arc<Part>]) -> DfResult<Option<(String, String, bool)>> {
         let k = self.knowledge()?;
         let (Some(sym), Some(time)) = (&k.parted, self.time_column()) else { return Ok(None) };
-        let names = self.symbols.as_any().downcast_ref::<arrow_array::StringArray>().expect("symbol dictionary");
+        let mut nulls = false;
+        let names = self.symbols.values.as_any().downcast_ref::<arrow_array::StringArray>().expect("symbol dictionary");
         for part in parts {
             let Some(runs) = part.parted(sym).map_err(external)? else { return Ok(None) };
             if let Some(run) = runs.runs.iter().find(|r| r.0 >= names.len() as u64) {
@@ -350,8 +355,12 @@ impl StrataTable {
             if !text_ascends || !part.ascends_within(time, &runs, &ScanCounters::default()).map_err(external)? {
                 return Ok(None);
             }
+            let empty_symbol = self.symbols.empty_key.is_some_and(|key| runs.rows_of(key as u64).is_some());
+            nulls = nulls
+                || empty_symbol
+                || part.null_first_within(time, &runs, &ScanCounters::default()).map_err(external)?;
         }
-        Ok(Some((sym.clone(), time.to_string())))
+        Ok(Some((sym.clone(), time.to_string(), nulls)))
     }
 }
 
@@ -467,7 +476,10 @@ impl TableProvider for StrataTable {
                 pieces.push((part.clone(), rows));
             }
         }
-        let order = self.sort_order(&parts)?;
+        let (order, order_may_hold_nulls) = match self.sort_order(&parts)? {
+            Some((sym, time, nulls)) => (Some((sym, time)), nulls),
+            None => (None, false),
+        };
         let projected = Arc::new(self.schema.project(&indices)?);
         let plan = ScanPlan {
             table: self.name.clone(),
@@ -479,6 +491,7 @@ impl TableProvider for StrataTable {
             batch_rows: state.config().batch_size(),
             limit,
             order,
+            order_may_hold_nulls,
             several_dates: self.partitioned && parts.len() > 1,
         };
         Ok(Arc::new(StrataScanExec::new(plan, state.config().target_partitions())))

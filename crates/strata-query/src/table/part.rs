@@ -195,6 +195,12 @@ impl OpenColumn {
         self.file.file.ty()
     }
 
+    /// Whether rows `start..end` may hold kdb+ nulls: what the column file's null
+    /// counts say (strings always may: an empty one is two equal offsets).
+    pub fn may_hold_nulls(&self, start: usize, end: usize) -> bool {
+        self.data.is_some() || self.file.file.may_hold_nulls(start, end)
+    }
+
     /// Rows `start..end` in the form [`crate::arrow_view::to_array`] takes.
     pub fn read(&self, start: usize, end: usize, counters: &ScanCounters) -> Result<StoredValues> {
         let Some(data) = &self.data else {
@@ -322,6 +328,22 @@ impl Part {
             None
         };
         Ok(self.parted.get_or_init(|| runs).clone())
+    }
+
+    /// Whether the `i64`-valued column `column`, ascending within every run of
+    /// `runs`, holds a null (`i64::MIN`, which would come first in its run). Reads
+    /// nothing when the file's null counts say there is none.
+    pub fn null_first_within(&self, column: &str, runs: &PartedRuns, counters: &ScanCounters) -> Result<bool> {
+        let open = self.column(column)?;
+        if !open.may_hold_nulls(0, self.rows) {
+            return Ok(false);
+        }
+        for &(_, start, end) in &runs.runs {
+            if start < end && open.file.read(start, start + 1, counters)?.typed_data::<i64>()[0] == i64::MIN {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     /// Whether the `i64`-valued column `column` ascends within every run of `runs`

@@ -7,6 +7,7 @@ use std::sync::atomic::Ordering;
 
 use arrow_array::{ArrayRef, Date32Array, Int64Array, RecordBatch, RecordBatchOptions};
 use arrow_schema::SchemaRef;
+use datafusion::arrow::compute::SortOptions;
 use datafusion::common::Result as DfResult;
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::error::DataFusionError;
@@ -22,7 +23,7 @@ use strata_store::{ColumnType, StoreError};
 
 use super::part::{Part, ScanCounters};
 use super::ranges::RowSet;
-use crate::arrow_view::to_array;
+use crate::arrow_view::{SymbolDictionary, to_array};
 use crate::error::external;
 
 /// One output column of a scan.
@@ -48,7 +49,7 @@ pub struct ScanPlan {
     /// The pieces to read and their rows, in table order.
     pub pieces: Vec<(Arc<Part>, RowSet)>,
     /// The symbol dictionary.
-    pub symbols: ArrayRef,
+    pub symbols: SymbolDictionary,
     /// Where reads are counted.
     pub counters: Arc<ScanCounters>,
     /// Rows per batch.
@@ -57,6 +58,9 @@ pub struct ScanPlan {
     pub limit: Option<usize>,
     /// `(symbol column, time column)` when every piece is sorted so.
     pub order: Option<(String, String)>,
+    /// Whether the ordered columns may hold nulls, which the stored order puts
+    /// first (the order is declared nulls first then, else nulls last).
+    pub order_may_hold_nulls: bool,
     /// Whether pieces of more than one date are read (the order then starts with
     /// the date).
     pub several_dates: bool,
@@ -121,15 +125,20 @@ fn equivalence(plan: &ScanPlan) -> EquivalenceProperties {
         keys.push(super::DATE_COLUMN);
     }
     keys.extend([sym.as_str(), time.as_str()]);
-    let mut sort = Vec::new();
-    for key in keys {
-        let Ok(index) = plan.schema.index_of(key) else { break };
-        let column: Arc<dyn PhysicalExpr> = Arc::new(Column::new(key, index));
-        sort.push(PhysicalSortExpr::new_default(column));
-    }
-    if let Some(ordering) = LexOrdering::new(sort) {
-        eq.add_orderings([ordering]);
-    }
+    let ordering = |nulls_first: bool| {
+        let mut sort = Vec::new();
+        for key in &keys {
+            let Ok(index) = plan.schema.index_of(key) else { break };
+            let column: Arc<dyn PhysicalExpr> = Arc::new(Column::new(key, index));
+            sort.push(PhysicalSortExpr::new(column, SortOptions { descending: false, nulls_first }));
+        }
+        LexOrdering::new(sort)
+    };
+    // Stored nulls (the empty symbol, i64::MIN) sort first. Without any, the rows
+    // are also in SQL's default order (nulls last), which is then what is declared:
+    // DataFusion keeps one null placement per column, and `ORDER BY sym, time`
+    // asks for that one.
+    eq.add_orderings(ordering(plan.order_may_hold_nulls));
     eq
 }
 
@@ -235,7 +244,8 @@ impl Batches {
                     ScanColumn::Stored(name, ty) => {
                         let open = part.column(name).map_err(external)?;
                         let values = open.read(start, end, &self.plan.counters).map_err(external)?;
-                        to_array(*ty, rows, values, &self.plan.symbols).map_err(|detail| {
+                        let may_hold_nulls = open.may_hold_nulls(start, end);
+                        to_array(*ty, rows, values, &self.plan.symbols, may_hold_nulls).map_err(|detail| {
                             external(StoreError::Corrupt {
                                 path: part.dir.join(name),
                                 detail: format!("rows {start}..{end}: {detail}"),

@@ -15,6 +15,7 @@ use arrow_schema::{DataType, TimeUnit};
 use super::text;
 use crate::column_data::Column;
 use crate::date::Date;
+use crate::nulls::null_value;
 use crate::types::ColumnType;
 
 /// Why an array could not become a column.
@@ -63,6 +64,11 @@ fn is_text(data_type: &DataType) -> bool {
 /// `array` as a column of type `target`, sharing its buffers where the layouts agree
 /// and there are no nulls.
 pub(crate) fn convert(array: &dyn Array, target: ColumnType) -> Result<Column, Failure> {
+    if !target.has_null()
+        && let Some(row) = array.logical_nulls().and_then(|nulls| nulls.iter().position(|valid| !valid))
+    {
+        return Err(no_null(row, target));
+    }
     let data_type = array.data_type();
     if *data_type == DataType::Null {
         return Ok(null_column(target, array.len()));
@@ -84,12 +90,13 @@ pub(crate) fn convert(array: &dyn Array, target: ColumnType) -> Result<Column, F
             Ok(fill(target, array.as_primitive::<Float64Type>().values().iter().map(|v| *v as f32), array, f32::NAN))
         }
         (DataType::Boolean, ColumnType::Boolean) => {
+            // Without nulls: those were refused above.
             let values = array.as_boolean().values();
-            Ok(fill(target, values.iter().map(u8::from), array, 0u8))
+            Ok(Column::from_values(target, values.iter().map(u8::from).collect()).expect("bytes"))
         }
         (DataType::FixedSizeBinary(1), ColumnType::Char) => Ok(same_layout(array, target)),
         (DataType::Dictionary(key, values), ColumnType::Symbol) if is_text(values) => {
-            if **key == DataType::UInt32 && array.nulls().is_none() {
+            if **key == DataType::UInt32 && nulls_are_empty_texts(array) {
                 // The keys already are Strata's symbol layout: share them.
                 let dictionary = array.as_dictionary::<UInt32Type>();
                 let domain = texts_to_domain(text_values(dictionary.values().as_ref()).expect("text values"));
@@ -99,7 +106,7 @@ pub(crate) fn convert(array: &dyn Array, target: ColumnType) -> Result<Column, F
             }
             Ok(from_text(&text_values(array).expect("text"), target)?)
         }
-        (DataType::LargeUtf8, ColumnType::String) if array.nulls().is_none() => {
+        (DataType::LargeUtf8, ColumnType::String) if nulls_are_empty_texts(array) => {
             let strings = array.as_string::<i64>();
             let offsets = strings.offsets();
             if offsets[0] == 0 {
@@ -117,52 +124,80 @@ pub(crate) fn convert(array: &dyn Array, target: ColumnType) -> Result<Column, F
     }
 }
 
-/// A column of `len` kdb+ nulls of type `ty`.
+/// A column of `len` kdb+ nulls of type `ty`. Booleans and bytes have no null:
+/// only empty columns of them are asked for (a null of theirs is refused first).
 pub(crate) fn null_column(ty: ColumnType, len: usize) -> Column {
     match ty {
         ColumnType::Symbol => Column::from_symbols(std::iter::repeat_n("", len)),
         ColumnType::String => Column::from_strings(std::iter::repeat_n("", len)),
-        _ => Column::from_buffer(ty, Buffer::from_vec(null_bytes(ty).repeat(len)), None).expect("whole values"),
+        _ => {
+            let null = null_value(ty).unwrap_or_else(|| vec![0; ty.width()]);
+            Column::from_buffer(ty, Buffer::from_vec(null.repeat(len)), None).expect("whole values")
+        }
     }
 }
 
-/// The little-endian bytes of the kdb+ null of a fixed-width type.
-fn null_bytes(ty: ColumnType) -> Vec<u8> {
-    match ty {
-        ColumnType::Boolean | ColumnType::Byte => vec![0],
-        ColumnType::Char => vec![b' '],
-        ColumnType::Short => i16::MIN.to_le_bytes().to_vec(),
-        ColumnType::Real => f32::NAN.to_le_bytes().to_vec(),
-        ColumnType::Float => f64::NAN.to_le_bytes().to_vec(),
-        ColumnType::Long | ColumnType::Timestamp | ColumnType::Timespan => i64::MIN.to_le_bytes().to_vec(),
-        ColumnType::Int
-        | ColumnType::Month
-        | ColumnType::Date
-        | ColumnType::Minute
-        | ColumnType::Second
-        | ColumnType::Time => i32::MIN.to_le_bytes().to_vec(),
-        ColumnType::Symbol | ColumnType::String => unreachable!("{ty} is not fixed-width"),
+/// The failure for a null at `row` of a column of `target`, a type kdb+ gives no
+/// null (boolean, byte): storing a 0 nobody wrote would be a wrong value.
+fn no_null(row: usize, target: ColumnType) -> Failure {
+    Failure::Value {
+        row,
+        value: String::new(),
+        problem: format!(
+            "is missing (null), and a {target} column has no null (kdb+ has none for booleans and bytes): give \
+             the column a type that has one (short for 0/1 values, symbol for text) or fill in the value"
+        ),
     }
 }
 
-/// The values of a fixed-width array whose layout is the target's, shared when there
-/// are no nulls.
+/// Whether every null of a text or text-dictionary array is an empty text underneath
+/// (as in arrays made from Strata columns, whose nulls are empty symbols and
+/// strings), so its buffers can be shared as they are.
+fn nulls_are_empty_texts(array: &dyn Array) -> bool {
+    let Some(nulls) = array.nulls() else { return true };
+    let empty_at: Box<dyn Fn(usize) -> bool + '_> = match array.data_type() {
+        DataType::LargeUtf8 => {
+            let strings = array.as_string::<i64>();
+            Box::new(move |row| strings.value_length(row) == 0)
+        }
+        DataType::Dictionary(key, _) if **key == DataType::UInt32 => {
+            let dictionary = array.as_dictionary::<UInt32Type>();
+            let Some(values) = text_values(dictionary.values().as_ref()) else { return false };
+            let keys = dictionary.keys().values();
+            Box::new(move |row| values.get(keys[row] as usize).is_some_and(|v| v.is_none_or(str::is_empty)))
+        }
+        _ => return false,
+    };
+    (0..array.len()).all(|row| nulls.is_valid(row) || empty_at(row))
+}
+
+/// Whether every null of `array` already holds `target`'s kdb+ null in `values` (as
+/// in arrays made from Strata columns), so the values can be shared as they are.
+fn nulls_hold_kdb_nulls(array: &dyn Array, values: &[u8], target: ColumnType) -> bool {
+    let Some(nulls) = array.nulls() else { return true };
+    match crate::nulls::fixed_validity(target, values) {
+        Some(kdb) => nulls.iter().zip(kdb.iter()).all(|(valid, kdb_valid)| valid || !kdb_valid),
+        None => false,
+    }
+}
+
+/// The values of a fixed-width array whose layout is the target's, shared when every
+/// null already holds the type's null (no nulls, or an array made from a column).
 fn same_layout(array: &dyn Array, target: ColumnType) -> Column {
     let width = target.width();
     let data = array.to_data();
     let values = data.buffers()[0].slice_with_length(data.offset() * width, data.len() * width);
     let column = Column::from_buffer(target, values, None).expect("same width");
-    match array.nulls() {
-        None => column,
-        Some(nulls) => {
-            let mut bytes = column.value_bytes().to_vec();
-            let null = null_bytes(target);
-            for row in nulls.iter().enumerate().filter(|(_, valid)| !valid).map(|(row, _)| row) {
-                bytes[row * width..(row + 1) * width].copy_from_slice(&null);
-            }
-            Column::from_buffer(target, Buffer::from_vec(bytes), None).expect("same width")
-        }
+    if nulls_hold_kdb_nulls(array, column.value_bytes(), target) {
+        return column;
     }
+    let nulls = array.nulls().expect("an array without nulls holds no other null");
+    let mut bytes = column.value_bytes().to_vec();
+    let null = null_value(target).expect("a null of a type without one is refused first");
+    for row in nulls.iter().enumerate().filter(|(_, valid)| !valid).map(|(row, _)| row) {
+        bytes[row * width..(row + 1) * width].copy_from_slice(&null);
+    }
+    Column::from_buffer(target, Buffer::from_vec(bytes), None).expect("same width")
 }
 
 /// Collects `values`, replacing the array's null slots with `null`.
@@ -290,6 +325,7 @@ fn from_integers(array: &dyn Array, unit: Unit, target: ColumnType) -> Result<Co
     let ints = integers(array)?;
     let nulls = array.nulls();
     match target {
+        // Booleans and bytes arrive without nulls (refused in `convert`): their 0 fills nothing.
         ColumnType::Boolean => narrow(target, &ints, nulls, scale, 0u8, |v| Some(u8::from(v != 0))),
         ColumnType::Byte => narrow(target, &ints, nulls, scale, 0u8, |v| u8::try_from(v).ok()),
         ColumnType::Short => narrow(target, &ints, nulls, scale, i16::MIN, |v| i16::try_from(v).ok()),
@@ -408,16 +444,18 @@ fn texts_to_domain(texts: Vec<Option<&str>>) -> Vec<String> {
 /// types parsed from their text forms (see [`text`]). Nulls and blank text become the
 /// type's kdb+ null.
 fn from_text(texts: &[Option<&str>], target: ColumnType) -> Result<Column, Failure> {
+    /// Parses each text; `null` is the type's null (`None`: it has none, so a blank
+    /// text is refused).
     fn parse_each<T: ArrowNativeType>(
         texts: &[Option<&str>],
         target: ColumnType,
-        null: T,
+        null: Option<T>,
         parse: impl Fn(&str) -> Option<T>,
     ) -> Result<Column, Failure> {
         let mut out = Vec::with_capacity(texts.len());
         for (row, text) in texts.iter().enumerate() {
             let value = match text.map(str::trim) {
-                None | Some("") => null,
+                None | Some("") => null.ok_or_else(|| no_null(row, target))?,
                 Some(trimmed) => parse(trimmed).ok_or_else(|| Failure::Value {
                     row,
                     value: text.unwrap_or_default().to_string(),
@@ -465,19 +503,19 @@ fn from_text(texts: &[Option<&str>], target: ColumnType) -> Result<Column, Failu
             }
             Ok(Column::from_values(target, out).expect("bytes"))
         }
-        ColumnType::Boolean => parse_each(texts, target, 0u8, text::parse_bool),
-        ColumnType::Byte => parse_each(texts, target, 0u8, |s| s.parse().ok()),
-        ColumnType::Short => parse_each(texts, target, i16::MIN, |s| s.parse().ok()),
-        ColumnType::Int => parse_each(texts, target, i32::MIN, |s| s.parse().ok()),
-        ColumnType::Long => parse_each(texts, target, i64::MIN, |s| s.parse().ok()),
-        ColumnType::Real => parse_each(texts, target, f32::NAN, |s| s.parse().ok()),
-        ColumnType::Float => parse_each(texts, target, f64::NAN, |s| s.parse().ok()),
-        ColumnType::Timestamp => parse_each(texts, target, i64::MIN, text::parse_timestamp),
-        ColumnType::Timespan => parse_each(texts, target, i64::MIN, text::parse_timespan),
-        ColumnType::Month => parse_each(texts, target, i32::MIN, text::parse_month),
-        ColumnType::Date => parse_each(texts, target, i32::MIN, text::parse_date),
-        ColumnType::Minute => parse_each(texts, target, i32::MIN, |s| text::parse_clock_in(s, NS_PER_MINUTE)),
-        ColumnType::Second => parse_each(texts, target, i32::MIN, |s| text::parse_clock_in(s, 1_000_000_000)),
-        ColumnType::Time => parse_each(texts, target, i32::MIN, |s| text::parse_clock_in(s, 1_000_000)),
+        ColumnType::Boolean => parse_each(texts, target, None, text::parse_bool),
+        ColumnType::Byte => parse_each(texts, target, None, |s| s.parse::<u8>().ok()),
+        ColumnType::Short => parse_each(texts, target, Some(i16::MIN), |s| s.parse().ok()),
+        ColumnType::Int => parse_each(texts, target, Some(i32::MIN), |s| s.parse().ok()),
+        ColumnType::Long => parse_each(texts, target, Some(i64::MIN), |s| s.parse().ok()),
+        ColumnType::Real => parse_each(texts, target, Some(f32::NAN), |s| s.parse().ok()),
+        ColumnType::Float => parse_each(texts, target, Some(f64::NAN), |s| s.parse().ok()),
+        ColumnType::Timestamp => parse_each(texts, target, Some(i64::MIN), text::parse_timestamp),
+        ColumnType::Timespan => parse_each(texts, target, Some(i64::MIN), text::parse_timespan),
+        ColumnType::Month => parse_each(texts, target, Some(i32::MIN), text::parse_month),
+        ColumnType::Date => parse_each(texts, target, Some(i32::MIN), text::parse_date),
+        ColumnType::Minute => parse_each(texts, target, Some(i32::MIN), |s| text::parse_clock_in(s, NS_PER_MINUTE)),
+        ColumnType::Second => parse_each(texts, target, Some(i32::MIN), |s| text::parse_clock_in(s, 1_000_000_000)),
+        ColumnType::Time => parse_each(texts, target, Some(i32::MIN), |s| text::parse_clock_in(s, 1_000_000)),
     }
 }

@@ -117,14 +117,12 @@ fn arrow_nulls_become_kdb_nulls() {
     assert_eq!(col(&Int32Array::from(vec![None, Some(2)]), None).values::<i32>(), [i32::MIN, 2]);
     assert_eq!(col(&Int16Array::from(vec![None]), None).values::<i16>(), [i16::MIN]);
     assert_eq!(col(&Int8Array::from(vec![None]), None).values::<i16>(), [i16::MIN]);
-    assert_eq!(col(&UInt8Array::from(vec![None, Some(3)]), None).values::<u8>(), [0, 3]);
     assert_eq!(col(&Date32Array::from(vec![None]), None).values::<i32>(), [i32::MIN]);
     assert_eq!(col(&Time32SecondArray::from(vec![None]), None).values::<i32>(), [i32::MIN]);
     assert_eq!(col(&TimestampMillisecondArray::from(vec![None]), None).values::<i64>(), [i64::MIN]);
     assert_eq!(col(&DurationNanosecondArray::from(vec![None, Some(4)]), None).values::<i64>(), [i64::MIN, 4]);
     assert!(col(&Float64Array::from(vec![None]), None).values::<f64>()[0].is_nan());
     assert!(col(&Float32Array::from(vec![None]), None).values::<f32>()[0].is_nan());
-    assert_eq!(col(&BooleanArray::from(vec![Some(true), None]), None).values::<u8>(), [1, 0]);
     let text = StringArray::from(vec![Some("a"), None]);
     let symbols = col(&text, None);
     assert_eq!((symbols.symbol(0), symbols.symbol(1)), ("a", ""));
@@ -140,6 +138,43 @@ fn arrow_nulls_become_kdb_nulls() {
     let nothing = col(&NullArray::new(2), Some(ColumnType::Timestamp));
     assert_eq!(nothing.values::<i64>(), [i64::MIN, i64::MIN]);
     assert_eq!(col(&NullArray::new(1), None).symbol(0), "");
+}
+
+#[test]
+fn booleans_and_bytes_refuse_nulls_naming_column_and_row() {
+    let err = |array: &dyn Array, ty: Option<ColumnType>| column_from_arrow("flag", array, ty).unwrap_err().to_string();
+    for e in [
+        err(&BooleanArray::from(vec![Some(true), None]), None),
+        err(&UInt8Array::from(vec![Some(3), None]), None),
+        err(&Int64Array::from(vec![Some(1), None]), Some(ColumnType::Boolean)),
+        err(&StringArray::from(vec![Some("1"), Some(" ")]), Some(ColumnType::Byte)),
+        err(&StringArray::from(vec![Some("true"), None]), Some(ColumnType::Boolean)),
+    ] {
+        assert!(e.contains("column flag") && e.contains("row 1") && e.contains("has no null"), "{e}");
+    }
+    let e = err(&NullArray::new(2), Some(ColumnType::Boolean));
+    assert!(e.contains("row 0") && e.contains("boolean column has no null"), "{e}");
+    assert_eq!(column_from_arrow("b", &NullArray::new(0), Some(ColumnType::Byte)).unwrap().len(), 0);
+}
+
+#[test]
+fn kdb_nulls_become_arrow_nulls_and_come_back_without_a_copy() {
+    for (name, column) in sample_columns() {
+        let array = column_to_arrow(&column);
+        let expected = usize::from(column.ty().has_null());
+        assert_eq!(array.null_count(), expected, "{name}: each sample with a null type holds one");
+        let back = column_from_arrow(&name, array.as_ref(), Some(column.ty())).unwrap();
+        assert_eq!(back, column);
+        if column.ty() != ColumnType::Boolean {
+            assert_eq!(back.values_buffer().as_ptr(), column.values_buffer().as_ptr(), "{name}: shared");
+        }
+    }
+    let batch = table_to_record_batch(&sample_table()).unwrap();
+    let nullable: Vec<bool> = batch.schema().fields().iter().map(|f| f.is_nullable()).collect();
+    assert_eq!(&nullable[..3], [false, false, true], "booleans and bytes have no null");
+    // A NaN other than Rust's (kdb+'s 0n is 0xFFF8...) is null too.
+    let kdb_nan = Column::from_values(ColumnType::Float, vec![f64::from_bits(0xFFF8_0000_0000_0000), 1.0]).unwrap();
+    assert!(column_to_arrow(&kdb_nan).is_null(0));
 }
 
 #[test]

@@ -213,7 +213,7 @@ pub(crate) fn parse_date(s: &str) -> Option<i32> {
 }
 
 /// Appends row `row` of `column` in its text form; appends nothing for kdb+ nulls
-/// (so a CSV cell is empty), except chars, whose null is a space.
+/// (so a CSV cell is empty), char's space included.
 pub(crate) fn write_value(out: &mut String, column: &Column, row: usize) {
     // `write!` into a String cannot fail.
     match column.ty() {
@@ -236,7 +236,12 @@ pub(crate) fn write_value(out: &mut String, column: &Column, row: usize) {
                 _ = write!(out, "{v:?}");
             }
         }
-        ColumnType::Char => out.push(column.values::<u8>()[row] as char),
+        ColumnType::Char => {
+            let c = column.values::<u8>()[row];
+            if c != b' ' {
+                out.push(c as char);
+            }
+        }
         ColumnType::Symbol => out.push_str(column.symbol(row)),
         ColumnType::String => out.push_str(column.string(row)),
         ColumnType::Timestamp => {

@@ -6,8 +6,8 @@
 //!      zero padding, crc32c of bytes 0..28 at 28..32
 //! 64   block payloads, back to back
 //! I    index: one 40-byte entry per block: offset u64, stored length u32,
-//!      raw length u32, crc32c of the stored bytes u32, flags u8 (1 = stored raw),
-//!      3 zero bytes, min 8 bytes, max 8 bytes
+//!      raw length u32, crc32c of the stored bytes u32, flags u8 (1 stored raw,
+//!      2 has bounds, 4 has a null count), null count u24, min 8 bytes, max 8 bytes
 //! end  trailer, 48 bytes: value count u64, block count u64, index offset u64,
 //!      raw bytes u64, index crc32c u32, trailer crc32c u32, magic "STRZTAIL"
 //! ```
@@ -16,6 +16,14 @@
 //! An append writes new blocks and a new index and trailer after the old trailer,
 //! never over it, so a crash mid-append leaves the previous trailer valid; readers
 //! fall back to the last valid trailer when the tail is torn.
+//!
+//! The null count (kdb+ nulls in the block, see [`crate::nulls`]) lets readers skip
+//! looking for nulls in blocks that have none; symbols and strings have none recorded
+//! (their nulls cannot be told from the values alone). It went into bytes that the
+//! first files left zero and their readers ignore, so the format stays version 1 and
+//! both old and new builds read every file: an entry without flag 4 (written before
+//! counts, or rewritten by an older build's append, which clears it) has no count.
+//! A block holds at most 2^20 values (lbs at most 20), well within 24 bits.
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -30,6 +38,7 @@ use super::bounds::BlockBounds;
 use super::header::{self, HEADER_LEN};
 use crate::durable::{AtomicFile, Durability, open_rw};
 use crate::error::{IoContext, Result, StoreError, corrupt};
+use crate::nulls::count_nulls;
 use crate::types::{Attribute, ColumnType};
 
 /// The first 8 bytes of every compressed column file.
@@ -38,7 +47,13 @@ pub const COMPRESSED_MAGIC: &[u8; 8] = b"STRZBLKS";
 pub(crate) const TRAILER_MAGIC: &[u8; 8] = b"STRZTAIL";
 const ENTRY_LEN: usize = 40;
 const TRAILER_LEN: usize = 48;
+/// The format version written and read.
+const VERSION: u16 = 1;
 const FLAG_RAW: u8 = 1;
+const FLAG_BOUNDS: u8 = 2;
+const FLAG_NULLS: u8 = 4;
+/// Null counts are stored in 24 bits.
+const MAX_RECORDED_NULLS: u32 = (1 << 24) - 1;
 
 /// One block's place and summary in the index.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -55,6 +70,8 @@ pub struct BlockEntry {
     pub raw: bool,
     /// Smallest and largest value, for ordered types.
     pub bounds: Option<BlockBounds>,
+    /// How many values are kdb+ nulls, if recorded (not for symbols and strings).
+    pub nulls: Option<u32>,
 }
 
 /// What a compressed file's header says.
@@ -70,7 +87,7 @@ pub struct CompressedHeader {
 
 impl CompressedHeader {
     fn encode(&self) -> [u8; HEADER_LEN] {
-        let mut h = header::start(COMPRESSED_MAGIC, self.ty, self.attribute);
+        let mut h = header::start(COMPRESSED_MAGIC, VERSION, self.ty, self.attribute);
         h[12] = self.spec.algorithm.code();
         h[13] = self.spec.level as i8 as u8;
         h[14] = self.spec.lbs;
@@ -83,7 +100,8 @@ impl CompressedHeader {
     }
 
     fn decode(path: &Path, h: &[u8]) -> Result<CompressedHeader> {
-        let (ty, attribute) = header::open(path, h, COMPRESSED_MAGIC, "compressed")?;
+        let common = header::open(path, h, COMPRESSED_MAGIC, "compressed", VERSION..=VERSION)?;
+        let (ty, attribute) = (common.ty, common.attribute);
         let algorithm =
             Algorithm::from_code(h[12]).ok_or_else(|| corrupt(path, format!("unknown algorithm code {}", h[12])))?;
         let nfilters = h[15] as usize;
@@ -150,8 +168,10 @@ fn encode_index(entries: &[BlockEntry]) -> Vec<u8> {
         out.extend_from_slice(&e.stored_len.to_le_bytes());
         out.extend_from_slice(&e.raw_len.to_le_bytes());
         out.extend_from_slice(&e.crc.to_le_bytes());
-        out.push(if e.raw { FLAG_RAW } else { 0 } | if e.bounds.is_some() { 2 } else { 0 });
-        out.extend_from_slice(&[0u8; 3]);
+        let nulls = e.nulls.filter(|n| *n <= MAX_RECORDED_NULLS);
+        let flags = [(e.raw, FLAG_RAW), (e.bounds.is_some(), FLAG_BOUNDS), (nulls.is_some(), FLAG_NULLS)];
+        out.push(flags.iter().filter(|(set, _)| *set).fold(0, |all, (_, flag)| all | flag));
+        out.extend_from_slice(&nulls.unwrap_or(0).to_le_bytes()[..3]);
         out.extend_from_slice(&e.bounds.map(|b| b.encode()).unwrap_or([0; 16]));
     }
     out
@@ -168,7 +188,9 @@ fn decode_index(kind: ElementKind, bytes: &[u8]) -> Vec<BlockEntry> {
                 raw_len: u32_at(12),
                 crc: u32_at(16),
                 raw: e[20] & FLAG_RAW != 0,
-                bounds: (e[20] & 2 != 0).then(|| BlockBounds::decode(kind, e[24..40].try_into().expect("16"))),
+                bounds: (e[20] & FLAG_BOUNDS != 0)
+                    .then(|| BlockBounds::decode(kind, e[24..40].try_into().expect("16"))),
+                nulls: (e[20] & FLAG_NULLS != 0).then(|| u32::from_le_bytes([e[21], e[22], e[23], 0])),
             }
         })
         .collect()
@@ -201,6 +223,7 @@ fn encode_blocks(
                 crc: crc32c::crc32c(&bytes),
                 raw: is_raw,
                 bounds,
+                nulls: count_nulls(ty, chunk).map(|n| n as u32),
             };
             Ok(EncodedBlock { bytes, entry })
         })
@@ -321,6 +344,17 @@ impl CompressedColumn {
             if !raw_ok || !(e.raw_len as u64).is_multiple_of(width) {
                 return Err(corrupt(&self.path, format!("index entry for block {i} has impossible lengths")));
             }
+            if let Some(nulls) = e.nulls
+                && u64::from(nulls) > e.raw_len as u64 / width
+            {
+                return Err(corrupt(
+                    &self.path,
+                    format!(
+                        "index entry for block {i} records {nulls} nulls among {} values",
+                        e.raw_len as u64 / width
+                    ),
+                ));
+            }
             if !(full || last && e.raw_len as u64 <= block_bytes && e.raw_len > 0) || !inside {
                 return Err(corrupt(
                     &self.path,
@@ -369,6 +403,17 @@ impl CompressedColumn {
     /// Values per block.
     pub fn rows_per_block(&self) -> usize {
         self.header.spec.block_bytes() / self.header.ty.width()
+    }
+
+    /// Whether rows `start..end` may hold kdb+ nulls: false only when every block
+    /// they lie in records a null count of 0.
+    pub fn may_hold_nulls(&self, start: usize, end: usize) -> bool {
+        if start >= end {
+            return false;
+        }
+        let per_block = self.rows_per_block();
+        let blocks = start / per_block..=(end - 1) / per_block;
+        self.entries.get(blocks).is_none_or(|entries| entries.iter().any(|e| e.nulls != Some(0)))
     }
 
     /// Reads, checks and decodes block `i`.

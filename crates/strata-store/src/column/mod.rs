@@ -97,6 +97,16 @@ impl ColumnFile {
         }
     }
 
+    /// Whether rows `start..end` may hold kdb+ nulls (see [`crate::nulls`]): false
+    /// only when the file's null counts (per plain file, per compressed block) say
+    /// none do. Symbols, strings and files written before counts have none, so may.
+    pub fn may_hold_nulls(&self, start: usize, end: usize) -> bool {
+        match self {
+            ColumnFile::Plain(p) => p.may_hold_nulls(start, end),
+            ColumnFile::Compressed(c) => c.may_hold_nulls(start, end),
+        }
+    }
+
     /// Values `start..end` as raw little-endian bytes: a view of the mapping for plain
     /// files (no copy), the decoded blocks for compressed ones.
     pub fn values(&self, start: usize, end: usize) -> Result<Buffer> {

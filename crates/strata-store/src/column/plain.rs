@@ -2,15 +2,22 @@
 //!
 //! ```text
 //! 0   magic "STRPLAIN"        16  count u64 (values)
-//! 8   version u16             24  crc32c of the values u32
-//! 10  type code u8            28  crc32c of bytes 0..28 u32
-//! 11  attribute u8            32  zero padding to 64
+//! 8   version u16 (2)         24  crc32c of the values u32
+//! 10  type code u8            28  crc32c of bytes 0..28 and 32..64 u32
+//! 11  attribute u8            32  null count u64 (u64::MAX: not recorded)
+//! 40  zero padding to 64
 //! 64  values, count * width bytes
 //! ```
 //! Values start at byte 64 of a page-aligned mapping, so they satisfy Arrow's
 //! alignment and are handed to Arrow without a copy. The header's count, not the file
 //! length, says how many values there are: an append writes the values first and the
 //! count last, so a crash between the two leaves the old column intact.
+//!
+//! The null count (kdb+ nulls among the values, see [`crate::nulls`]) lets readers
+//! skip looking for nulls in a file that has none. It is not recorded for symbols and
+//! strings, whose nulls cannot be told from the values alone. Version 1 files (before
+//! null counts; their checksum covers bytes 0..28 only) are still read, with no
+//! count, and an append keeps a file's version.
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -23,10 +30,17 @@ use arrow_buffer::Buffer;
 use super::header::{self, HEADER_LEN};
 use crate::durable::{AtomicFile, Durability, open_rw};
 use crate::error::{IoContext, Result, corrupt};
+use crate::nulls::count_nulls;
 use crate::types::{Attribute, ColumnType};
 
 /// The first 8 bytes of every plain column file.
 pub const PLAIN_MAGIC: &[u8; 8] = b"STRPLAIN";
+/// The format version written: 2 added the null count.
+const VERSION: u16 = 2;
+/// The versions read: 1 has no null count.
+const VERSIONS_READ: std::ops::RangeInclusive<u16> = 1..=VERSION;
+/// The null count's value when none is recorded.
+const NULLS_NOT_RECORDED: u64 = u64::MAX;
 
 /// The decoded header of a plain column file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,22 +53,46 @@ pub struct PlainHeader {
     pub count: u64,
     /// crc32c of the value bytes.
     pub values_crc: u32,
+    /// How many values are kdb+ nulls, if recorded (not for symbols, strings and
+    /// version 1 files).
+    pub nulls: Option<u64>,
+    /// The file's format version (1 or 2).
+    pub version: u16,
 }
 
 impl PlainHeader {
     fn encode(&self) -> [u8; HEADER_LEN] {
-        let mut h = header::start(PLAIN_MAGIC, self.ty, self.attribute);
+        let mut h = header::start(PLAIN_MAGIC, self.version, self.ty, self.attribute);
         h[16..24].copy_from_slice(&self.count.to_le_bytes());
         h[24..28].copy_from_slice(&self.values_crc.to_le_bytes());
+        if self.version >= 2 {
+            h[32..40].copy_from_slice(&self.nulls.unwrap_or(NULLS_NOT_RECORDED).to_le_bytes());
+        }
         header::seal(&mut h);
         h
     }
 
     fn decode(path: &Path, h: &[u8]) -> Result<PlainHeader> {
-        let (ty, attribute) = header::open(path, h, PLAIN_MAGIC, "plain")?;
+        let common = header::open(path, h, PLAIN_MAGIC, "plain", VERSIONS_READ)?;
         let count = u64::from_le_bytes(h[16..24].try_into().expect("8 bytes"));
         let values_crc = u32::from_le_bytes(h[24..28].try_into().expect("4 bytes"));
-        Ok(PlainHeader { ty, attribute, count, values_crc })
+        let nulls = match common.version {
+            1 => None,
+            _ => Some(u64::from_le_bytes(h[32..40].try_into().expect("8 bytes"))).filter(|n| *n != NULLS_NOT_RECORDED),
+        };
+        if let Some(n) = nulls
+            && n > count
+        {
+            return Err(corrupt(path, format!("header records {n} nulls among {count} values")));
+        }
+        Ok(PlainHeader {
+            ty: common.ty,
+            attribute: common.attribute,
+            count,
+            values_crc,
+            nulls,
+            version: common.version,
+        })
     }
 }
 
@@ -67,8 +105,14 @@ pub fn write_plain(
     durability: Durability,
 ) -> Result<()> {
     debug_assert_eq!(values.len() % ty.width(), 0);
-    let header =
-        PlainHeader { ty, attribute, count: (values.len() / ty.width()) as u64, values_crc: crc32c::crc32c(values) };
+    let header = PlainHeader {
+        ty,
+        attribute,
+        count: (values.len() / ty.width()) as u64,
+        values_crc: crc32c::crc32c(values),
+        nulls: count_nulls(ty, values),
+        version: VERSION,
+    };
     let mut file = AtomicFile::create(path, durability)?;
     file.write_all(&header.encode())?;
     file.write_all(values)?;
@@ -76,7 +120,7 @@ pub fn write_plain(
 }
 
 /// Appends raw values to an existing plain column file: values first, then the
-/// header's count and checksum, each synced when `durability` asks.
+/// header's count, checksum and null count, each synced when `durability` asks.
 pub fn append_plain(path: &Path, values: &[u8], durability: Durability) -> Result<()> {
     let file = open_rw(path)?;
     let header = read_header(path, &file)?;
@@ -98,6 +142,7 @@ pub fn append_plain(path: &Path, values: &[u8], durability: Durability) -> Resul
     let updated = PlainHeader {
         count: header.count + (values.len() / header.ty.width()) as u64,
         values_crc: crc32c::crc32c_append(header.values_crc, values),
+        nulls: header.nulls.and_then(|n| Some(n + count_nulls(header.ty, values)?)),
         ..header
     };
     file.write_all_at(&updated.encode(), 0).at(path)?;
@@ -179,6 +224,12 @@ impl PlainColumn {
             let ptr = NonNull::new(self.map.as_ptr().add(offset) as *mut u8).expect("mapping is non-null");
             Buffer::from_custom_allocation(ptr, len, self.map.clone())
         }
+    }
+
+    /// Whether rows `start..end` may hold kdb+ nulls: false only when the header
+    /// records a null count of 0 (or the range is empty).
+    pub fn may_hold_nulls(&self, start: usize, end: usize) -> bool {
+        start < end && self.header.nulls != Some(0)
     }
 
     /// Checks the values against the header's checksum (reading every page).

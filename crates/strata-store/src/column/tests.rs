@@ -251,8 +251,7 @@ fn unknown_type_codes_are_reported() {
         .unwrap();
     let mut bytes = std::fs::read(&path).unwrap();
     bytes[10] = 99;
-    let crc = crc32c::crc32c(&bytes[0..28]);
-    bytes[28..32].copy_from_slice(&crc.to_le_bytes());
+    reseal_v2_header(&mut bytes);
     std::fs::write(&path, &bytes).unwrap();
     let err = ColumnFile::open(&path).err().unwrap().to_string();
     assert!(err.contains("unknown type code 99"), "{err}");
@@ -381,4 +380,132 @@ fn appending_to_a_truncated_plain_file_is_refused() {
     std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(64 + 8 * 50).unwrap();
     let err = append_column_file(&path, &raw, Durability::Rename).unwrap_err().to_string();
     assert!(err.contains("truncated"), "{err}");
+}
+
+/// Rewrites a version 2 header's checksum (bytes 0..28 then 32..64) after an edit.
+fn reseal_v2_header(bytes: &mut [u8]) {
+    let crc = crc32c::crc32c_append(crc32c::crc32c(&bytes[0..28]), &bytes[32..64]);
+    bytes[28..32].copy_from_slice(&crc.to_le_bytes());
+}
+
+/// Longs with a kdb+ null (`0N`) at every row that is a multiple of `every`.
+fn longs_with_nulls(n: usize, every: usize) -> Vec<u8> {
+    (0..n as i64).flat_map(|i| if (i as usize).is_multiple_of(every) { i64::MIN } else { i }.to_le_bytes()).collect()
+}
+
+#[test]
+fn plain_files_record_null_counts_and_appends_keep_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("x");
+    let none = CompressionSpec::none();
+    write_column_file(&path, ColumnType::Long, Attribute::None, &none, &longs_with_nulls(10, 5), Durability::Rename)
+        .unwrap();
+    let header = |path: &Path| match ColumnFile::open(path).unwrap() {
+        ColumnFile::Plain(p) => *p.header(),
+        ColumnFile::Compressed(_) => panic!("plain"),
+    };
+    assert_eq!((header(&path).nulls, header(&path).version), (Some(2), 2));
+    append_column_file(&path, &longs_with_nulls(3, 1), Durability::Rename).unwrap();
+    assert_eq!(header(&path).nulls, Some(5));
+    let file = ColumnFile::open(&path).unwrap();
+    assert!(file.may_hold_nulls(0, 13) && file.may_hold_nulls(1, 2), "the count is per file");
+    assert!(!file.may_hold_nulls(4, 4), "an empty range holds nothing");
+
+    let clean = dir.path().join("clean");
+    write_column_file(&clean, ColumnType::Float, Attribute::None, &none, &1.5f64.to_le_bytes(), Durability::Rename)
+        .unwrap();
+    assert_eq!(header(&clean).nulls, Some(0));
+    assert!(!ColumnFile::open(&clean).unwrap().may_hold_nulls(0, 1));
+    let symbols = dir.path().join("s");
+    write_column_file(&symbols, ColumnType::Symbol, Attribute::None, &none, &[0; 8], Durability::Rename).unwrap();
+    assert_eq!(header(&symbols).nulls, None, "a symbol's null depends on the sym file");
+    assert!(ColumnFile::open(&symbols).unwrap().may_hold_nulls(0, 2));
+
+    // The count is covered by the header checksum: a flipped bit in it is caught.
+    let mut bytes = std::fs::read(&clean).unwrap();
+    bytes[32] ^= 1;
+    std::fs::write(&clean, &bytes).unwrap();
+    let err = ColumnFile::open(&clean).err().unwrap().to_string();
+    assert!(err.contains("header checksum"), "{err}");
+    // A count above the value count is refused even with a valid checksum.
+    bytes[32..40].copy_from_slice(&2u64.to_le_bytes());
+    reseal_v2_header(&mut bytes);
+    std::fs::write(&clean, &bytes).unwrap();
+    let err = ColumnFile::open(&clean).err().unwrap().to_string();
+    assert!(err.contains("records 2 nulls among 1 values"), "{err}");
+}
+
+#[test]
+fn version_1_plain_files_read_without_a_null_count_and_stay_version_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old");
+    let values = longs_with_nulls(8, 4);
+    write_column_file(&path, ColumnType::Long, Attribute::None, &CompressionSpec::none(), &values, Durability::Rename)
+        .unwrap();
+    // The header as the first builds wrote it: version 1, zeros past byte 32, the
+    // checksum over bytes 0..28 only.
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[8..10].copy_from_slice(&1u16.to_le_bytes());
+    bytes[32..64].fill(0);
+    let crc = crc32c::crc32c(&bytes[0..28]);
+    bytes[28..32].copy_from_slice(&crc.to_le_bytes());
+    std::fs::write(&path, &bytes).unwrap();
+
+    let ColumnFile::Plain(plain) = ColumnFile::open_checked(&path, true).unwrap() else { panic!("plain") };
+    assert_eq!((plain.header().version, plain.header().nulls), (1, None));
+    assert_eq!(plain.values(0, 8).as_slice(), values.as_slice());
+    assert!(plain.may_hold_nulls(0, 8), "no count: readers look");
+    drop(plain);
+    append_column_file(&path, &longs_with_nulls(2, 1), Durability::Rename).unwrap();
+    let ColumnFile::Plain(plain) = ColumnFile::open_checked(&path, true).unwrap() else { panic!("plain") };
+    assert_eq!((plain.header().version, plain.header().nulls, plain.header().count), (1, None, 10));
+
+    // A version this build does not know is refused by name.
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[8..10].copy_from_slice(&3u16.to_le_bytes());
+    reseal_v2_header(&mut bytes);
+    std::fs::write(&path, &bytes).unwrap();
+    let err = ColumnFile::open(&path).err().unwrap().to_string();
+    assert!(err.contains("format version 3, this build reads versions 1 to 2"), "{err}");
+}
+
+#[test]
+fn compressed_blocks_record_null_counts_and_entries_without_one_still_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("z");
+    // 512 longs per 4 KiB block; nulls only in the first block.
+    let mut values = longs_with_nulls(600, 1_000);
+    values.extend(longs_with_nulls(600, 1_000)[8..].iter());
+    let spec: CompressionSpec = "zstd:1@12".parse().unwrap();
+    write_column_file(&path, ColumnType::Long, Attribute::None, &spec, &values, Durability::Rename).unwrap();
+    let column = CompressedColumn::open(&path).unwrap();
+    let counts: Vec<Option<u32>> = column.blocks().iter().map(|b| b.nulls).collect();
+    assert_eq!(counts, [Some(1), Some(0), Some(0)]);
+    assert!(column.may_hold_nulls(0, 1) && column.may_hold_nulls(500, 520));
+    assert!(!column.may_hold_nulls(512, 1199), "blocks 1 and 2 record none");
+    append_column_file(&path, &longs_with_nulls(600, 300), Durability::Rename).unwrap();
+    let column = CompressedColumn::open(&path).unwrap();
+    let counts: Vec<Option<u32>> = column.blocks().iter().map(|b| b.nulls).collect();
+    assert_eq!(counts, [Some(1), Some(0), Some(2), Some(0)], "the re-encoded tail block is counted again");
+    assert!(column.may_hold_nulls(1199, 1200));
+
+    // An index as the first builds wrote it: flag 4 clear, zero bytes where the count
+    // goes. Blocks then have no count and readers look.
+    let mut bytes = std::fs::read(&path).unwrap();
+    let len = bytes.len();
+    let trailer = len - 48;
+    let index_at = u64::from_le_bytes(bytes[trailer + 16..trailer + 24].try_into().unwrap()) as usize;
+    for entry in bytes[index_at..trailer].chunks_exact_mut(40) {
+        entry[20] &= !4;
+        entry[21..24].fill(0);
+    }
+    let index_crc = crc32c::crc32c(&bytes[index_at..trailer]);
+    bytes[trailer + 32..trailer + 36].copy_from_slice(&index_crc.to_le_bytes());
+    let trailer_crc = crc32c::crc32c(&bytes[trailer..trailer + 36]);
+    bytes[trailer + 36..trailer + 40].copy_from_slice(&trailer_crc.to_le_bytes());
+    std::fs::write(&path, &bytes).unwrap();
+    let column = CompressedColumn::open(&path).unwrap();
+    assert!(column.blocks().iter().all(|b| b.nulls.is_none() && b.bounds.is_some()));
+    assert!(column.may_hold_nulls(512, 1199));
+    assert_eq!(column.values(0, 1799).unwrap().len(), 1799 * 8);
 }

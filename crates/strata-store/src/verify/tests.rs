@@ -211,3 +211,34 @@ fn a_splayed_table_that_lost_its_order_file_is_found_but_segments_are_not_tables
     let report = verify_database(&db, &VerifyScope::default()).unwrap();
     assert!(damaged(&report).iter().all(|f| !f.path.starts_with(dir.path().join("seg0"))), "{:#?}", report.findings);
 }
+
+#[test]
+fn a_null_count_that_differs_from_the_values_is_found_in_both_kinds() {
+    let (_dir, db) = database();
+    // A plain file whose header, checksum intact, claims a null among values with none
+    // (readers would look for it; one claiming none would hide real nulls).
+    let plain = table_dir(&db, "trade").join("size");
+    let mut bytes = fs::read(&plain).unwrap();
+    bytes[32..40].copy_from_slice(&1u64.to_le_bytes());
+    let crc = crc32c::crc32c_append(crc32c::crc32c(&bytes[0..28]), &bytes[32..64]);
+    bytes[28..32].copy_from_slice(&crc.to_le_bytes());
+    fs::write(&plain, &bytes).unwrap();
+    // A compressed block's entry claiming 3 nulls, index and trailer checksums intact.
+    let packed = table_dir(&db, "quote").join("size");
+    let mut bytes = fs::read(&packed).unwrap();
+    let trailer = bytes.len() - 48;
+    let index_at = u64::from_le_bytes(bytes[trailer + 16..trailer + 24].try_into().unwrap()) as usize;
+    bytes[index_at + 40 + 21] = 3;
+    let index_crc = crc32c::crc32c(&bytes[index_at..trailer]);
+    bytes[trailer + 32..trailer + 36].copy_from_slice(&index_crc.to_le_bytes());
+    let trailer_crc = crc32c::crc32c(&bytes[trailer..trailer + 36]);
+    bytes[trailer + 36..trailer + 40].copy_from_slice(&trailer_crc.to_le_bytes());
+    fs::write(&packed, &bytes).unwrap();
+
+    let report = verify_database(&db, &VerifyScope::default()).unwrap();
+    let found = damaged(&report);
+    assert_eq!(found.len(), 2, "{found:#?}");
+    assert!(found.iter().all(|f| f.problem.contains("recorded null count") && matches!(f.repair, Repair::Rebuild(_))));
+    assert!(found.iter().any(|f| f.path == plain && f.problem.contains("is 1, the values hold 0")));
+    assert!(found.iter().any(|f| f.path == packed && matches!(f.place, Place::Block { index: 1, .. })));
+}

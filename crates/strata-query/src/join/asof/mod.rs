@@ -47,7 +47,12 @@ fn merge_order(
     keys: &[Arc<dyn PhysicalExpr>],
     time: &Arc<dyn PhysicalExpr>,
 ) -> LexRequirement {
-    let ascending = SortOptions::default();
+    // Ascending, nulls where the declared order puts them: a Strata table declares
+    // nulls last only when it holds none, so either placement is the stored order.
+    let ascending = match right.output_ordering().map(|o| o.first().options) {
+        Some(options) if !options.descending => options,
+        _ => SortOptions::default(),
+    };
     let requirement = |exprs: Vec<Arc<dyn PhysicalExpr>>| {
         LexRequirement::new(exprs.into_iter().map(|e| PhysicalSortRequirement::new(e, Some(ascending))))
             .expect("at least the time column")
