@@ -28,6 +28,7 @@ mod splayed;
 mod sym;
 mod table;
 mod table_spec;
+mod text_record;
 mod types;
 pub mod verify;
 

@@ -68,29 +68,13 @@ impl PartitionRecord {
         for (name, rows) in &self.tables {
             text.push_str(&format!("table {name} {rows}\n"));
         }
-        let crc = crc32c::crc32c(text.as_bytes());
-        text.push_str(&format!("crc32c {crc:#010x}\n"));
-        text
+        crate::text_record::seal(text)
     }
 
     /// Parses a record read from `path`, checking its checksum first.
     pub fn decode(path: &Path, text: &str) -> Result<PartitionRecord> {
         let bad = |what: String| corrupt(path, format!("completion record: {what}"));
-        let body_end = text
-            .trim_end_matches('\n')
-            .rfind('\n')
-            .map(|i| i + 1)
-            .ok_or_else(|| bad("too short (no checksum line)".into()))?;
-        let (body, last) = text.split_at(body_end);
-        let stored = last
-            .strip_suffix('\n')
-            .and_then(|l| l.strip_prefix("crc32c 0x"))
-            .and_then(|hex| u32::from_str_radix(hex, 16).ok())
-            .ok_or_else(|| bad(format!("last line {last:?} is not `crc32c 0x<8 hex digits>` (torn write?)")))?;
-        let computed = crc32c::crc32c(body.as_bytes());
-        if stored != computed {
-            return Err(bad(format!("checksum {stored:#010x} stored, {computed:#010x} computed")));
-        }
+        let body = crate::text_record::open(text, &bad)?;
         let mut lines = body.lines();
         if lines.next() != Some(RECORD_HEADER) {
             return Err(bad(format!("first line is not {RECORD_HEADER:?}")));
@@ -113,7 +97,9 @@ impl PartitionRecord {
             }
             tables.push((name.to_string(), rows));
         }
-        Ok(PartitionRecord { date, tables })
+        let record = PartitionRecord { date, tables };
+        crate::text_record::exact(&record.encode(), text, &bad)?;
+        Ok(record)
     }
 
     /// Reads the record in partition directory `dir`; `None` when it has none.

@@ -118,29 +118,13 @@ impl TableSchema {
         for (name, ty) in &self.columns {
             text.push_str(&format!("column {name} {}\n", ty.name()));
         }
-        let crc = crc32c::crc32c(text.as_bytes());
-        text.push_str(&format!("crc32c {crc:#010x}\n"));
-        text
+        crate::text_record::seal(text)
     }
 
     /// Parses a record read from `path`, checking its checksum first.
     pub fn decode(path: &Path, text: &str) -> Result<TableSchema> {
         let bad = |what: String| corrupt(path, format!("table schema record: {what}"));
-        let body_end = text
-            .trim_end_matches('\n')
-            .rfind('\n')
-            .map(|i| i + 1)
-            .ok_or_else(|| bad("too short (no checksum line)".into()))?;
-        let (body, last) = text.split_at(body_end);
-        let stored = last
-            .strip_suffix('\n')
-            .and_then(|l| l.strip_prefix("crc32c 0x"))
-            .and_then(|hex| u32::from_str_radix(hex, 16).ok())
-            .ok_or_else(|| bad(format!("last line {last:?} is not `crc32c 0x<8 hex digits>` (torn write?)")))?;
-        let computed = crc32c::crc32c(body.as_bytes());
-        if stored != computed {
-            return Err(bad(format!("checksum {stored:#010x} stored, {computed:#010x} computed")));
-        }
+        let body = crate::text_record::open(text, &bad)?;
         let mut lines = body.lines();
         if lines.next() != Some(SCHEMA_HEADER) {
             return Err(bad(format!("first line is not {SCHEMA_HEADER:?}")));
@@ -163,7 +147,9 @@ impl TableSchema {
             }
             columns.push((name.to_string(), ty));
         }
-        Ok(TableSchema { table, columns })
+        let schema = TableSchema { table, columns };
+        crate::text_record::exact(&schema.encode(), text, &bad)?;
+        Ok(schema)
     }
 
     /// Reads the record of table `table` in root `root`; `None` when there is none.
