@@ -117,17 +117,10 @@ fn collect_files(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// A copy of directory `from` at `to`, as `cp -a` makes it.
 fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
+    let status = std::process::Command::new("cp").arg("-a").arg(from).arg(to).status().unwrap();
+    assert!(status.success(), "cp -a {} {}", from.display(), to.display());
 }
 
 /// One way a file gets damaged. Offsets and lengths are fractions of the file's size
