@@ -22,7 +22,7 @@ use std::sync::Arc;
 use arrow_array::cast::AsArray;
 use arrow_array::types::UInt8Type;
 use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch, UInt8Array};
-use arrow_schema::{DataType, SchemaRef};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use strata_store::{Column, ColumnType};
 
 use crate::error::IpcError;
@@ -178,8 +178,20 @@ fn zero_untyped_nulls(batch: &RecordBatch) -> Result<RecordBatch, IpcError> {
 /// which become lists of strings and one-byte text dictionaries (how SQL sees Strata's
 /// char columns) which become chars; other types map as `strata_store::arrow` says.
 /// A type with no q counterpart is an error naming the column.
+///
+/// Column names become q identifiers as kdb+'s `.Q.id` makes them (`count(*)` is
+/// `count`, `1x` is `a1x`), made distinct with a number where two collide, so an
+/// unaliased SQL expression is a column a q client can use.
 pub fn table_from_record_batches(schema: &SchemaRef, batches: &[RecordBatch]) -> Result<Table, IpcError> {
-    let batches = batches.iter().map(zero_untyped_nulls).collect::<Result<Vec<_>, _>>()?;
+    let schema = &q_identifiers(schema);
+    let batches = batches
+        .iter()
+        .map(|b| {
+            let renamed = RecordBatch::try_new(schema.clone(), b.columns().to_vec())
+                .map_err(|e| IpcError::Convert(e.to_string()))?;
+            zero_untyped_nulls(&renamed)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     let batches = batches.as_slice();
     let convert = |overrides: &[(String, ColumnType)]| {
         strata_store::arrow::table_from_record_batches(schema, batches, overrides)
@@ -204,6 +216,35 @@ pub fn table_from_record_batches(schema: &SchemaRef, batches: &[RecordBatch]) ->
     }
     let table = convert(&overrides)?;
     Ok(table_from_store(&table))
+}
+
+/// `schema` with each field named as a q identifier ([`q_identifier`]), distinct.
+fn q_identifiers(schema: &SchemaRef) -> SchemaRef {
+    let mut taken: Vec<String> = Vec::with_capacity(schema.fields().len());
+    let fields: Vec<Field> = schema
+        .fields()
+        .iter()
+        .map(|field| {
+            let base = q_identifier(field.name());
+            let name =
+                (0..).map(|n| if n == 0 { base.clone() } else { format!("{base}{n}") }).find(|c| !taken.contains(c));
+            let name = name.expect("an unbounded range has a free name");
+            taken.push(name.clone());
+            field.as_ref().clone().with_name(name)
+        })
+        .collect();
+    Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()))
+}
+
+/// `name` as kdb+'s `.Q.id` makes a column name: characters other than letters,
+/// digits and `_` removed, and `a` put in front of a name that would start with a
+/// digit or `_` or be empty.
+pub fn q_identifier(name: &str) -> String {
+    let kept: String = name.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+    match kept.chars().next() {
+        Some(c) if c.is_ascii_alphabetic() => kept,
+        _ => format!("a{kept}"),
+    }
 }
 
 /// Whether every value of a text dictionary column is a q char: at most one
@@ -335,5 +376,25 @@ mod tests {
         assert_eq!(t.column("n"), Some(&K::vector(Vector::Timespan(vec![i64::MIN, 5, i64::MIN]))), "0Nn");
         assert_eq!(t.column("s"), Some(&K::symbols(["", "x", "y"])), "the null symbol");
         assert_eq!(table_from_record_batch(&batch).unwrap(), t);
+    }
+
+    #[test]
+    fn sql_column_names_become_distinct_q_identifiers() {
+        assert_eq!(q_identifier("count(*)"), "count");
+        assert_eq!(q_identifier("sum(t.size)"), "sumtsize");
+        assert_eq!(q_identifier("1x"), "a1x");
+        assert_eq!(q_identifier("_x"), "a_x");
+        assert_eq!(q_identifier("*"), "a");
+        assert_eq!(q_identifier("vwap"), "vwap");
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("count(*)", DataType::Int64, false),
+            Field::new("count", DataType::Int64, false),
+            Field::new("count()", DataType::Int64, false),
+        ]));
+        let columns: Vec<ArrayRef> =
+            (0..3).map(|i| Arc::new(arrow_array::Int64Array::from(vec![i])) as ArrayRef).collect();
+        let batch = RecordBatch::try_new(schema.clone(), columns).unwrap();
+        let table = table_from_record_batches(&schema, &[batch]).unwrap();
+        assert_eq!(table.names(), ["count", "count1", "count2"]);
     }
 }

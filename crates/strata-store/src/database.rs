@@ -146,6 +146,15 @@ impl Database {
         Ok(Database { root: root.to_path_buf(), config, sym: SymFile::new(&root.join("sym")), segments })
     }
 
+    /// Opens the database at `root`, which must exist: for commands that only read,
+    /// so that a mistyped path is an error, not a new, empty database.
+    pub fn open_existing(root: &Path) -> Result<Database> {
+        if !root.is_dir() {
+            return Err(StoreError::Invalid(format!("{}: no such database directory", root.display())));
+        }
+        Database::open(root)
+    }
+
     /// The root directory.
     pub fn root(&self) -> &Path {
         &self.root

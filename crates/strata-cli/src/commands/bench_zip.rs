@@ -141,7 +141,7 @@ fn load_table(
     table: &str,
     partition: Option<Date>,
 ) -> Result<(ZipTable, TableLocation), Box<dyn std::error::Error>> {
-    let db = Database::open(db)?;
+    let db = Database::open_existing(db)?;
     let location = match partition {
         Some(date) => TableLocation::Partition(date, table.to_string()),
         None if db.root().join(table).is_dir() => TableLocation::Splayed(table.to_string()),

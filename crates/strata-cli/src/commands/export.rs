@@ -34,7 +34,7 @@ pub struct ExportArgs {
 
 /// Runs `strata export`.
 pub fn run(args: ExportArgs) -> CliResult {
-    let db = Database::open(&args.db)?;
+    let db = Database::open_existing(&args.db)?;
     let location = match args.partition {
         Some(date) => TableLocation::Partition(date, args.table.clone()),
         None => TableLocation::Splayed(args.table.clone()),

@@ -30,7 +30,7 @@ struct Listed {
 
 /// Runs `strata ls`.
 pub fn run(args: LsArgs) -> CliResult {
-    let db = Database::open(&args.db)?;
+    let db = Database::open_existing(&args.db)?;
     let mut listed: Vec<Listed> = db
         .tables(None)?
         .into_iter()

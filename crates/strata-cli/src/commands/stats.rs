@@ -61,7 +61,7 @@ pub fn run(args: StatsArgs) -> CliResult {
 }
 
 fn run_columns(args: ColumnsArgs) -> CliResult {
-    let db = Database::open(&args.db)?;
+    let db = Database::open_existing(&args.db)?;
     let location = match args.partition {
         Some(date) => TableLocation::Partition(date, args.table.clone()),
         None if db.root().join(&args.table).is_dir() => TableLocation::Splayed(args.table.clone()),

@@ -30,7 +30,7 @@ pub fn run(args: VerifyArgs) -> CliResult {
     if !args.db.is_dir() {
         return Err(format!("{}: no such database directory", args.db.display()).into());
     }
-    let db = Database::open(&args.db)?;
+    let db = Database::open_existing(&args.db)?;
     let started = Instant::now();
     let report = verify_database(&db, &VerifyScope { partition: args.partition, table: args.table })?;
     for finding in &report.findings {

@@ -173,3 +173,23 @@ fn a_write_that_runs_out_of_room_names_the_table_not_a_temporary_file() {
         .collect();
     assert!(left.is_empty(), "no staging directory is left: {left:?}");
 }
+
+#[test]
+fn reading_commands_refuse_a_mistyped_database_and_create_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("hbd");
+    let path = missing.to_str().unwrap();
+    let out = dir.path().join("out.csv");
+    let commands: [&[&str]; 5] = [
+        &["ls", path],
+        &["verify", path],
+        &["stats", "columns", path, "trade"],
+        &["export", path, "trade", "--format", "csv", "--out", out.to_str().unwrap()],
+        &["sql", path, "SELECT 1"],
+    ];
+    for args in commands {
+        let err = clean_failure(&strata(args));
+        assert!(err.contains(&format!("{path}: no such database directory")), "{args:?}: {err}");
+        assert!(!missing.exists(), "{args:?} created the directory");
+    }
+}
