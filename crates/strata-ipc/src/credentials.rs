@@ -11,9 +11,11 @@
 //! - anything else: the password itself, as in kdb+'s files.
 //!
 //! Argon2 costs milliseconds of CPU and megabytes of memory per check, so at most
-//! [`HASHING_AT_ONCE`] run at once in the process, and a peer address that gave
-//! wrong passwords is slowed to [`FAILURE_REFILL`] per attempt after
-//! [`FAILURE_BURST`] of them ([`LoginError::TooManyFailures`] without a check).
+//! [`HASHING_AT_ONCE`] run at once in the process, and a user name that was given
+//! wrong passwords from a peer address is slowed there to [`FAILURE_REFILL`] per
+//! attempt after [`FAILURE_BURST`] of them ([`LoginError::TooManyFailures`] without
+//! a check). Other users from the same address (an RDB on the host of a script with
+//! a stale password) are not slowed.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -118,7 +120,8 @@ pub enum LoginError {
         /// The user name given.
         user: String,
     },
-    /// The peer address gave too many wrong passwords lately; not checked.
+    /// The peer address gave too many wrong passwords for this user lately; not
+    /// checked.
     TooManyFailures {
         /// The address.
         peer: IpAddr,
@@ -135,7 +138,7 @@ impl std::fmt::Display for LoginError {
             LoginError::Refused { user } => write!(f, "user {user:?} refused: unknown user or wrong password"),
             LoginError::TooManyFailures { peer, retry_after } => write!(
                 f,
-                "too many wrong passwords from {peer}: login not checked; next attempt in {} ms",
+                "too many wrong passwords from {peer} for this user: login not checked; next attempt in {} ms",
                 retry_after.as_millis()
             ),
             LoginError::Busy => write!(f, "password checks busy with other logins until the handshake deadline"),
@@ -200,17 +203,17 @@ impl Credentials {
         }
     }
 
-    /// Checks a login from `peer` as a server must: an address with too many recent
-    /// failures is refused unchecked, argon2 checks wait for one of the process's
-    /// [`HASHING_AT_ONCE`] slots until `deadline`, and a failure is counted against
-    /// the address.
+    /// Checks a login from `peer` as a server must: a user with too many recent
+    /// failures from this address is refused unchecked, argon2 checks wait for one of
+    /// the process's [`HASHING_AT_ONCE`] slots until `deadline`, and a failure is
+    /// counted against the address and user.
     pub fn verify(&self, user: &str, password: &str, peer: IpAddr, deadline: Instant) -> Result<(), LoginError> {
         let now = Instant::now();
-        self.failures.lock().unwrap_or_else(|p| p.into_inner()).take(peer, now)?;
+        self.failures.lock().unwrap_or_else(|p| p.into_inner()).take(peer, user, now)?;
         let hashed = self.users.get(user).map_or(self.users.values().any(Secret::is_argon2), Secret::is_argon2);
         let _slot = if hashed { Some(HashingSlot::acquire(deadline).ok_or(LoginError::Busy)?) } else { None };
         if self.check(user, password) {
-            self.failures.lock().unwrap_or_else(|p| p.into_inner()).forgive(peer);
+            self.failures.lock().unwrap_or_else(|p| p.into_inner()).forgive(peer, user);
             Ok(())
         } else {
             Err(LoginError::Refused { user: user.to_string() })
@@ -224,13 +227,15 @@ fn decoy() -> &'static str {
     DECOY.get_or_init(|| hash_password("a password nobody has").unwrap_or_default())
 }
 
-/// Failed logins per peer address: a token bucket of [`FAILURE_BURST`] attempts
-/// refilled one per [`FAILURE_REFILL`]. An attempt takes a token before it is checked
-/// (so a burst of simultaneous connections cannot all be checked) and a success
-/// gives the address a full bucket back.
+/// Failed logins per peer address and user name: a token bucket of
+/// [`FAILURE_BURST`] attempts refilled one per [`FAILURE_REFILL`]. An attempt takes a
+/// token before it is checked (so a burst of simultaneous connections cannot all be
+/// checked) and a success gives the address and user a full bucket back. Keyed by
+/// user too, so one client retrying a stale password cannot lock every other user
+/// of its address out.
 #[derive(Debug, Default)]
 struct Failures {
-    peers: HashMap<IpAddr, Bucket>,
+    peers: HashMap<(IpAddr, String), Bucket>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -247,15 +252,16 @@ impl Bucket {
 }
 
 impl Failures {
-    /// Takes one attempt for `peer`, or says how long until it has one.
-    fn take(&mut self, peer: IpAddr, now: Instant) -> Result<(), LoginError> {
-        if !self.peers.contains_key(&peer) && self.peers.len() >= TRACKED_PEERS {
+    /// Takes one attempt for `user` from `peer`, or says how long until it has one.
+    fn take(&mut self, peer: IpAddr, user: &str, now: Instant) -> Result<(), LoginError> {
+        let key = (peer, user.to_string());
+        if !self.peers.contains_key(&key) && self.peers.len() >= TRACKED_PEERS {
             self.peers.retain(|_, b| b.refilled(now) < f64::from(FAILURE_BURST));
             if self.peers.len() >= TRACKED_PEERS {
                 self.peers.clear();
             }
         }
-        let bucket = self.peers.entry(peer).or_insert(Bucket { tokens: f64::from(FAILURE_BURST), at: now });
+        let bucket = self.peers.entry(key).or_insert(Bucket { tokens: f64::from(FAILURE_BURST), at: now });
         let tokens = bucket.refilled(now);
         if tokens < 1.0 {
             let retry_after = FAILURE_REFILL.mul_f64(1.0 - tokens);
@@ -265,9 +271,9 @@ impl Failures {
         Ok(())
     }
 
-    /// A correct password from `peer`: its earlier failures are forgotten.
-    fn forgive(&mut self, peer: IpAddr) {
-        self.peers.remove(&peer);
+    /// A correct password for `user` from `peer`: its earlier failures are forgotten.
+    fn forgive(&mut self, peer: IpAddr, user: &str) {
+        self.peers.remove(&(peer, user.to_string()));
     }
 }
 
@@ -446,15 +452,19 @@ mod tests {
         let refused = creds.verify("alice", "secret", peer, deadline).unwrap_err();
         assert!(matches!(refused, LoginError::TooManyFailures { .. }), "even the right password waits: {refused}");
         creds.verify("alice", "secret", other, deadline).expect("another address is not slowed");
+        creds.verify("bob", "guess", peer, deadline).expect_err("bob is unknown");
+        let bob = creds.verify("bob", "guess", peer, deadline).unwrap_err();
+        assert!(matches!(bob, LoginError::Refused { .. }), "another user of the address is checked: {bob}");
         let mut failures = Failures::default();
         let now = Instant::now();
         for _ in 0..FAILURE_BURST {
-            failures.take(peer, now).unwrap();
+            failures.take(peer, "alice", now).unwrap();
         }
-        assert!(failures.take(peer, now).is_err());
-        failures.take(peer, now + FAILURE_REFILL).expect("one attempt per refill period");
-        failures.forgive(peer);
-        failures.take(peer, now + FAILURE_REFILL).expect("forgiven");
+        assert!(failures.take(peer, "alice", now).is_err());
+        failures.take(peer, "bob", now).expect("another user of the address is not slowed");
+        failures.take(peer, "alice", now + FAILURE_REFILL).expect("one attempt per refill period");
+        failures.forgive(peer, "alice");
+        failures.take(peer, "alice", now + FAILURE_REFILL).expect("forgiven");
     }
 
     #[test]

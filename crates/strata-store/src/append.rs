@@ -151,6 +151,11 @@ pub(crate) fn append_table(
             write_index(&index_path(staged, column, kept), &index, durability)?;
         }
     }
+    if durability == Durability::Fsync {
+        // The staged directory's entries (copies, the linked .d, rewritten files)
+        // must be on disk before it replaces the stored table.
+        File::open(staged).and_then(|d| d.sync_all()).at(staged)?;
+    }
     Ok(Appended { rows_before, rows_after: rows_before + rows.len() as u64, dropped })
 }
 

@@ -234,25 +234,30 @@ impl Database {
     /// out: its directory was published whole, so a bad record is damage, and a
     /// reader that skipped the day would give answers silently short of its rows.
     pub fn partitions(&self) -> Result<Vec<Date>> {
-        let mut dates = Vec::new();
+        self.published()?
+            .into_iter()
+            .map(|p| match p.status {
+                PartitionStatus::BadRecord(why) => Err(corrupt(
+                    &p.dir,
+                    format!("partition {} cannot be served: {why} (`strata verify` reports the damage)", p.date),
+                )),
+                _ => Ok(p.date),
+            })
+            .collect()
+    }
+
+    /// Every partition in the segment its date maps to (a dated directory elsewhere
+    /// is not served), ascending, with a bad record or not: for writers, which must
+    /// go on with other days when one is damaged.
+    fn published(&self) -> Result<Vec<Partition>> {
+        let mut found: Vec<Partition> = Vec::new();
         for (date, dir) in self.dated_entries()?.0 {
-            // A dated directory outside the segment its date maps to is not served.
-            if dir != self.partition_dir(date) {
+            if dir != self.partition_dir(date) || found.last().is_some_and(|p| p.date == date) {
                 continue;
             }
-            match self.partition(date)? {
-                Some(Partition { status: PartitionStatus::BadRecord(why), .. }) => {
-                    return Err(corrupt(
-                        &dir,
-                        format!("partition {date} cannot be served: {why} (`strata verify` reports the damage)"),
-                    ));
-                }
-                Some(_) => dates.push(date),
-                None => {}
-            }
+            found.extend(self.partition(date)?);
         }
-        dates.dedup();
-        Ok(dates)
+        Ok(found)
     }
 
     /// Every dated directory (served or not) and every leftover staging directory.
@@ -389,9 +394,6 @@ impl Database {
                 let staged = staging_dir(&self.root, name);
                 let appended = append_table(name, &dir, &staged, table, how, &self.sym, self.config.durability)
                     .and_then(|appended| {
-                        if self.config.durability == Durability::Fsync {
-                            fs::File::open(&staged).and_then(|d| d.sync_all()).at(&staged)?;
-                        }
                         replace_dir(&staged, &dir, self.config.durability)?;
                         Ok(appended)
                     });
@@ -438,23 +440,25 @@ impl Database {
         if let Some(schema) = TableSchema::read(&self.root, name)? {
             return Ok(Some((schema, TableSchema::path(&self.root, name), true)));
         }
-        for date in self.partitions()?.into_iter().rev().filter(|d| Some(*d) != except) {
-            if self.tables(Some(date))?.iter().any(|t| t == name) {
-                let dir = self.partition_dir(date).join(name);
+        // A damaged partition (bad record) serves nothing to derive from: the newest
+        // sound one that holds the table does.
+        for p in self.published()?.into_iter().rev().filter(|p| Some(p.date) != except) {
+            if p.tables.iter().any(|t| t == name) {
+                let dir = p.dir.join(name);
                 return Ok(Some((stored_schema(name, &dir)?, dir, false)));
             }
         }
         Ok(None)
     }
 
-    /// Whether a partition other than `date` serves table `name`.
+    /// Whether a partition other than `date` serves table `name`. A damaged one
+    /// (bad record) may hold it: yes, so that a replace does not reset the schema a
+    /// day that cannot be read was written with.
     fn held_elsewhere(&self, name: &str, date: Date) -> Result<bool> {
-        for other in self.partitions()?.into_iter().filter(|d| *d != date) {
-            if self.tables(Some(other))?.iter().any(|t| t == name) {
-                return Ok(true);
-            }
-        }
-        Ok(false)
+        Ok(self.published()?.iter().filter(|p| p.date != date).any(|p| match p.status {
+            PartitionStatus::BadRecord(_) => p.unlisted.iter().any(|t| t == name),
+            _ => p.tables.iter().any(|t| t == name),
+        }))
     }
 
     /// Checks each table against its schema ([`crate::schema`]) and returns the
@@ -1001,14 +1005,15 @@ mod tests {
         let err = db.partitions().unwrap_err().to_string();
         assert!(err.contains("partition 2024.03.05 cannot be served") && err.contains("checksum"), "{err}");
         assert_eq!(db.tables(Some(date)).unwrap(), Vec::<String>::new());
-        // (Refused while the table's schema is looked up in the partitions, before
-        // the partition's own check would refuse it.)
         let err = db.write_table(&TableLocation::Partition(date, "x".into()), &longs(&[1]), &how).unwrap_err();
-        assert!(err.to_string().contains("partition 2024.03.05 cannot be served"), "{err}");
+        assert!(err.to_string().contains("refusing to write"), "{err}");
+        // ... while a write of another day goes on.
+        let next: Date = "2024.03.06".parse().unwrap();
+        db.write_table(&TableLocation::Partition(next, "trade".into()), &longs(&[7]), &how).unwrap();
 
         // No record at all (written before records existed): served as it is.
         fs::remove_file(&record).unwrap();
-        assert_eq!(db.partitions().unwrap(), [date]);
+        assert_eq!(db.partitions().unwrap(), [date, next]);
         assert_eq!(db.tables(Some(date)).unwrap(), ["quote", "trade"]);
         assert_eq!(db.partition(date).unwrap().unwrap().status, PartitionStatus::NoRecord);
         // ... and the next write gives it a record listing everything.
