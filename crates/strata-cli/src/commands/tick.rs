@@ -79,7 +79,8 @@ pub struct ServeArgs {
     /// every interface; then give --credentials, or the server warns at start).
     #[arg(long, default_value = "127.0.0.1")]
     bind: String,
-    /// File of `user:password` lines; when given, other users are refused.
+    /// File of `user:secret` lines (an argon2 hash from `strata passwd`, or kdb+'s
+    /// MD5 digest or plain password); when given, other users are refused.
     #[arg(long)]
     credentials: Option<PathBuf>,
     /// Connections kept open at once; clients past it are refused and logged.
