@@ -206,14 +206,11 @@ impl Engine {
     pub fn reload(&mut self) -> Result<()> {
         let Some(db) = &self.db else { return Ok(()) };
         let symbols = db.symbols()?;
-        let mut names = db.tables(None)?;
-        for date in db.partitions()? {
-            names.extend(db.tables(Some(date))?);
-        }
-        names.sort();
-        names.dedup();
-        for name in names {
-            let table = StrataTable::open(db, &name, &symbols, self.counters.clone())?;
+        // One listing of the partition roots; no partition is opened until a query
+        // keeps it (see `StrataTable`).
+        let dates = db.partition_dates()?;
+        for name in db.table_names(&dates)? {
+            let table = StrataTable::open(db, &name, &dates, &symbols, self.counters.clone())?;
             // A bare reference keeps the name's case (quoteNorm), as SQL is case-sensitive here.
             self.ctx.deregister_table(TableReference::bare(name.as_str()))?;
             self.ctx.register_table(TableReference::bare(name.as_str()), Arc::new(table))?;

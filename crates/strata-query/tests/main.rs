@@ -7,6 +7,7 @@ mod query {
     pub mod errors;
     pub mod functions;
     pub mod integrity;
+    pub mod many_partitions;
     pub mod nulls;
     pub mod pushdown;
     pub mod read_only;

@@ -199,7 +199,11 @@ impl Database {
             for entry in entries {
                 let entry = entry.at(&root)?;
                 let name = entry.file_name().to_string_lossy().into_owned();
-                if !entry.path().is_dir() {
+                // The entry's type comes with the listing on most file systems: no
+                // stat per day, which matters with thousands of them. A link (a
+                // partition kept on other storage) is followed.
+                let kind = entry.file_type().at(&root)?;
+                if !(kind.is_dir() || kind.is_symlink() && entry.path().is_dir()) {
                     continue;
                 }
                 if let Ok(date) = name.parse::<Date>() {
@@ -244,6 +248,50 @@ impl Database {
                 _ => Ok(p.date),
             })
             .collect()
+    }
+
+    /// The dates of the partition directories, ascending, from one listing of each
+    /// partition root and nothing else: no completion record is read, so this costs
+    /// the same whatever the partitions hold. Which of them are served, and which
+    /// tables each serves, is [`Database::partition`]'s to say, asked only of the
+    /// days a reader needs (kdb+ lists an HDB's partitions the same way, and maps a
+    /// partition's columns only when a query touches it).
+    pub fn partition_dates(&self) -> Result<Vec<Date>> {
+        let mut dates: Vec<Date> = self
+            .dated_entries()?
+            .0
+            .into_iter()
+            .filter(|(date, dir)| *dir == self.partition_dir(*date))
+            .map(|(date, _)| date)
+            .collect();
+        dates.dedup();
+        Ok(dates)
+    }
+
+    /// The names of the tables readers see, sorted, without opening every
+    /// partition: the splayed tables at the root, the tables with a schema record
+    /// ([`crate::schema`]; every partition write keeps one), and those of the newest
+    /// served partition (as kdb+ lists an HDB's tables), which covers a database
+    /// written before schema records. A database with no record at all is such a
+    /// database throughout: its partitions are all read for their tables.
+    /// `dates` is [`Database::partition_dates`].
+    pub fn table_names(&self, dates: &[Date]) -> Result<Vec<String>> {
+        let mut names = self.tables(None)?;
+        let recorded = TableSchema::recorded(&self.root)?;
+        let legacy = recorded.is_empty();
+        names.extend(recorded);
+        for &date in dates.iter().rev() {
+            let Some(partition) = self.partition(date)? else { continue };
+            if partition.is_served() {
+                names.extend(partition.tables);
+                if !legacy {
+                    break;
+                }
+            }
+        }
+        names.sort();
+        names.dedup();
+        Ok(names)
     }
 
     /// Every partition in the segment its date maps to (a dated directory elsewhere
@@ -425,6 +473,13 @@ impl Database {
     /// the table; `None` for a table no partition holds yet.
     pub fn table_schema(&self, name: &str) -> Result<Option<TableSchema>> {
         Ok(self.schema_and_source(name, None)?.map(|(schema, _, _)| schema))
+    }
+
+    /// [`Database::table_schema`] with the file it was read from: the record, or
+    /// the newest partition's table directory it was derived from. Readers name it
+    /// when a partition disagrees.
+    pub fn table_schema_and_source(&self, name: &str) -> Result<Option<(TableSchema, PathBuf)>> {
+        Ok(self.schema_and_source(name, None)?.map(|(schema, source, _)| (schema, source)))
     }
 
     /// The schema a replacement of table `name` in partition `date` must keep: as

@@ -18,7 +18,7 @@ use std::sync::{Arc, RwLock};
 use strata_ipc::value::EPOCH_OFFSET_DAYS;
 use strata_ipc::{Credentials, K, Table, Vector, arrow::table_from_store};
 use strata_query::Engine;
-use strata_store::{Database, Date, TableLocation};
+use strata_store::{Database, Date, PartitionStatus, TableLocation};
 
 use crate::counters::{Counters, counters_dict};
 use crate::error::TickError;
@@ -45,29 +45,26 @@ pub struct HdbConfig {
 /// What the HDB knows of its database.
 pub struct HdbState {
     db: Database,
-    /// Served partitions with the tables each serves, read once per (re)load.
-    partitions: Vec<(Date, Vec<String>)>,
+    /// Partition dates, listed once per (re)load; a partition's record is read when
+    /// a query needs its day, so loading costs the same for one day or ten years.
+    dates: Vec<Date>,
     tables: BTreeSet<String>,
     reloads: u64,
 }
 
 impl HdbState {
-    /// Opens the database at `root` and lists its partitions and tables.
+    /// Opens the database at `root` and lists its partitions and tables (from the
+    /// schema records and the newest partition, see `Database::table_names`).
     pub fn load(root: &std::path::Path) -> Result<HdbState, TickError> {
         let db = Database::open(root)?;
-        let mut partitions = Vec::new();
-        let mut tables = BTreeSet::new();
-        for d in db.partitions()? {
-            let served = db.tables(Some(d))?;
-            tables.extend(served.iter().cloned());
-            partitions.push((d, served));
-        }
-        Ok(HdbState { db, partitions, tables, reloads: 0 })
+        let dates = db.partition_dates()?;
+        let tables = db.table_names(&dates)?.into_iter().collect();
+        Ok(HdbState { db, dates, tables, reloads: 0 })
     }
 
     /// Partitions loaded.
     pub fn partitions(&self) -> Vec<Date> {
-        self.partitions.iter().map(|(d, _)| *d).collect()
+        self.dates.clone()
     }
 
     /// Table names, sorted.
@@ -75,13 +72,24 @@ impl HdbState {
         self.tables.iter().cloned().collect()
     }
 
-    /// The loaded partitions that serve table `name` (complete ones only, as
-    /// `Database::partition` rules).
+    /// The partitions that serve table `name` (complete ones only, as
+    /// `Database::partition` rules). A damaged partition is an error: its day was
+    /// published whole, and an answer without it would be silently short.
     fn holding(&self, name: &str) -> Result<Vec<Date>, String> {
         if !self.tables.contains(name) {
             return Err(format!("{name}: no such table; tables: {}", self.table_names().join(" ")));
         }
-        Ok(self.partitions.iter().filter(|(_, tables)| tables.iter().any(|t| t == name)).map(|(d, _)| *d).collect())
+        let mut held = Vec::new();
+        for &date in &self.dates {
+            let Some(partition) = self.db.partition(date).map_err(|e| e.to_string())? else { continue };
+            if let PartitionStatus::BadRecord(why) = &partition.status {
+                return Err(format!("{}: partition {date} cannot be served: {why}", partition.dir.display()));
+            }
+            if partition.tables.iter().any(|t| t == name) {
+                held.push(date);
+            }
+        }
+        Ok(held)
     }
 }
 
@@ -134,7 +142,7 @@ impl HdbState {
     }
 
     fn counters(&self) -> K {
-        let gauges = [("partitions", self.partitions.len() as u64), ("reloads", self.reloads)];
+        let gauges = [("partitions", self.dates.len() as u64), ("reloads", self.reloads)];
         counters_dict(&Counters::default(), &gauges, &[])
     }
 }
@@ -181,7 +189,7 @@ impl Queries for HdbQueries {
         fresh.reloads = guard.reloads + 1;
         log::line(
             "hdb",
-            &format!("reloaded: {} partitions, tables {}", fresh.partitions.len(), fresh.table_names().join(" ")),
+            &format!("reloaded: {} partitions, tables {}", fresh.dates.len(), fresh.table_names().join(" ")),
         );
         *guard = fresh;
         Ok(K::Identity)
@@ -209,12 +217,7 @@ pub fn start(config: HdbConfig) -> Result<HdbHandle, TickError> {
     let state = HdbState::load(&config.db)?;
     log::line(
         "hdb",
-        &format!(
-            "{}: {} partitions, tables {}",
-            config.db.display(),
-            state.partitions.len(),
-            state.table_names().join(" ")
-        ),
+        &format!("{}: {} partitions, tables {}", config.db.display(), state.dates.len(), state.table_names().join(" ")),
     );
     let state = Arc::new(RwLock::new(state));
     let server = Server::start(ServerConfig {

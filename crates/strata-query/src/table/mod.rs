@@ -25,6 +25,8 @@ mod scan;
 
 use std::collections::HashMap;
 use std::ops::Bound;
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, OnceLock};
 
 use arrow_array::Array;
@@ -36,7 +38,7 @@ use datafusion::datasource::{TableProvider, TableType};
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
 use datafusion::physical_plan::ExecutionPlan;
 use strata_store::column::ColumnFile;
-use strata_store::{ColumnType, Database, Date, TableLocation};
+use strata_store::{ColumnType, Database, Date, PartitionStatus, StoreError, TableLocation};
 
 pub use part::{ScanCounters, ScanStats};
 
@@ -53,20 +55,36 @@ pub const DATE_COLUMN: &str = "date";
 pub const ROW_NUMBER_COLUMN: &str = "i";
 
 /// A table stored by Strata, as a DataFusion table.
+///
+/// Opening one reads its schema and nothing per partition: the pieces are the
+/// database's partition dates, and a piece's files are opened the first time a
+/// query's date tests keep it (then kept open). So a query of one day costs the
+/// same whether the database holds one day or ten years of them.
 #[derive(Debug)]
 pub struct StrataTable {
     name: String,
-    parts: Vec<Arc<Part>>,
+    db: Database,
+    pieces: Vec<Piece>,
     partitioned: bool,
     stored: Vec<(String, ColumnType)>,
+    /// The file the stored columns were read from: the schema record, the splayed
+    /// table, or (a database from before records) the newest partition's table.
+    stored_source: PathBuf,
     schema: SchemaRef,
     symbols: SymbolDictionary,
     symbol_keys: HashMap<String, u32>,
     counters: Arc<ScanCounters>,
-    knowledge: OnceLock<Knowledge>,
 }
 
-/// What every piece of the table promises, found once.
+/// One piece of the table: a date partition (or the splayed table), opened on
+/// first use. `None` once opened means the partition does not serve this table.
+#[derive(Debug)]
+struct Piece {
+    date: Option<Date>,
+    opened: OnceLock<Option<Arc<Part>>>,
+}
+
+/// What every piece a scan reads promises.
 #[derive(Debug, Default)]
 struct Knowledge {
     /// The symbol column with the parted attribute in every piece.
@@ -77,51 +95,59 @@ struct Knowledge {
     sorted: Vec<String>,
 }
 
+impl Knowledge {
+    /// What `parts` all promise (nothing for no parts).
+    fn of(parts: &[Arc<Part>]) -> DfResult<Knowledge> {
+        let mut k = Knowledge::default();
+        for (i, part) in parts.iter().enumerate() {
+            let traits = part.traits().map_err(external)?;
+            if i == 0 {
+                k.parted = traits.parted.clone();
+                k.sorted = traits.sorted.clone();
+            } else {
+                if k.parted != traits.parted {
+                    k.parted = None;
+                }
+                k.sorted.retain(|c| traits.sorted.contains(c));
+            }
+            for c in &traits.compressed {
+                if !k.compressed.contains(c) {
+                    k.compressed.push(c.clone());
+                }
+            }
+        }
+        Ok(k)
+    }
+}
+
 impl StrataTable {
-    /// The table `name` of `db`: splayed at the root, or in every date partition
-    /// that has it. `symbols` is the database's sym list (loaded once by the
-    /// engine); `counters` collect what scans read.
+    /// The table `name` of `db`: splayed at the root, or partitioned over `dates`
+    /// ([`Database::partition_dates`], listed once for every table), with the
+    /// columns of its schema record ([`Database::table_schema`]). `symbols` is the
+    /// database's sym list (loaded once by the engine); `counters` collect what
+    /// scans read.
     pub fn open(
         db: &Database,
         name: &str,
+        dates: &[Date],
         symbols: &strata_store::SymbolDomain,
         counters: Arc<ScanCounters>,
     ) -> Result<StrataTable> {
-        let verify_plain = db.config().verify_plain_checksums;
         let splayed = db.table_dir(&TableLocation::Splayed(name.to_string()));
-        let (parts, partitioned) = if splayed.join(strata_store::COLUMN_ORDER_FILE).is_file() {
-            (vec![Arc::new(Part::open(&splayed, None, verify_plain)?)], false)
+        let (pieces, partitioned, stored, stored_source) = if splayed.join(strata_store::COLUMN_ORDER_FILE).is_file() {
+            let part = Part::open(&splayed, None, db.config().verify_plain_checksums)?;
+            let stored =
+                part.names().iter().map(|c| Ok((c.clone(), part.column(c)?.ty()))).collect::<Result<Vec<_>>>()?;
+            counters.parts_opened.fetch_add(1, Ordering::Relaxed);
+            let piece = Piece { date: None, opened: OnceLock::from(Some(Arc::new(part))) };
+            (vec![piece], false, stored, splayed)
         } else {
-            let mut parts = Vec::new();
-            // Only partitions and tables the database serves (complete, see
-            // `Database::partition`): never a staging or incomplete partition.
-            for date in db.partitions()? {
-                if db.tables(Some(date))?.iter().any(|t| t == name) {
-                    let dir = db.table_dir(&TableLocation::Partition(date, name.to_string()));
-                    parts.push(Arc::new(Part::open(&dir, Some(date), verify_plain)?));
-                }
-            }
-            (parts, true)
+            let Some((schema, source)) = db.table_schema_and_source(name)? else {
+                return Err(crate::QueryError::Invalid(format!("{}: no table {name}", db.root().display())));
+            };
+            let pieces = dates.iter().map(|&d| Piece { date: Some(d), opened: OnceLock::new() }).collect();
+            (pieces, true, schema.columns, source)
         };
-        let Some(first) = parts.first() else {
-            return Err(crate::QueryError::Invalid(format!("{}: no table {name}", db.root().display())));
-        };
-        let mut stored = Vec::new();
-        for column in first.names() {
-            stored.push((column.clone(), first.column(column)?.ty()));
-        }
-        for part in &parts[1..] {
-            part.expect_types(&stored, &first.dir);
-            if part.names() != first.names() {
-                return Err(crate::QueryError::Invalid(format!(
-                    "{}: columns ({}) differ from those of {} ({}); every partition of a table needs the same columns",
-                    part.dir.display(),
-                    part.names().join(", "),
-                    first.dir.display(),
-                    first.names().join(", ")
-                )));
-            }
-        }
         let mut fields = Vec::new();
         let has = |n: &str| stored.iter().any(|(c, _)| c == n);
         if partitioned && !has(DATE_COLUMN) {
@@ -134,14 +160,15 @@ impl StrataTable {
         let symbol_keys = symbols.iter().enumerate().map(|(k, s)| (s.clone(), k as u32)).collect();
         Ok(StrataTable {
             name: name.to_string(),
-            parts,
+            db: db.clone(),
+            pieces,
             partitioned,
             stored,
+            stored_source,
             schema: Arc::new(Schema::new(fields)),
             symbols: symbol_values(symbols),
             symbol_keys,
             counters,
-            knowledge: OnceLock::new(),
         })
     }
 
@@ -150,9 +177,9 @@ impl StrataTable {
         &self.name
     }
 
-    /// Rows in every piece together.
-    pub fn rows(&self) -> usize {
-        self.parts.iter().map(|p| p.rows).sum()
+    /// How many pieces the table may have: its partition dates (or 1, splayed).
+    pub fn piece_count(&self) -> usize {
+        self.pieces.len()
     }
 
     fn stored_type(&self, column: &str) -> Option<ColumnType> {
@@ -167,41 +194,63 @@ impl StrataTable {
         column == ROW_NUMBER_COLUMN && self.stored_type(column).is_none()
     }
 
-    fn knowledge(&self) -> DfResult<&Knowledge> {
-        if let Some(k) = self.knowledge.get() {
-            return Ok(k);
+    /// The part of `piece`, opening it on first use: `None` when its partition
+    /// does not serve the table. A partition with a bad completion record is an
+    /// error (its day was published whole, so skipping it would answer short of
+    /// its rows), and so is one whose columns differ from the table's.
+    fn part(&self, piece: &Piece) -> strata_store::Result<Option<Arc<Part>>> {
+        if let Some(opened) = piece.opened.get() {
+            return Ok(opened.clone());
         }
-        let mut k = Knowledge::default();
-        let mut parted: Option<Option<String>> = None;
-        for part in &self.parts {
-            let mut here = None;
-            let mut sorted_here = Vec::new();
-            for (name, ty) in &self.stored {
-                let open = part.column(name).map_err(external)?;
-                let file = open.file().file();
-                if *ty == ColumnType::Symbol && file.attribute() == strata_store::Attribute::Parted {
-                    here.get_or_insert_with(|| name.clone());
+        let date = piece.date.expect("a splayed table's piece is opened with the table");
+        let opened = match self.db.partition(date)? {
+            None => None,
+            Some(partition) => {
+                if let PartitionStatus::BadRecord(why) = &partition.status {
+                    return Err(StoreError::Corrupt {
+                        path: partition.dir,
+                        detail: format!(
+                            "partition {date} cannot be served: {why} (`strata verify` reports the damage)"
+                        ),
+                    });
                 }
-                if file.attribute() == strata_store::Attribute::Sorted {
-                    sorted_here.push(name.clone());
-                }
-                if matches!(file, ColumnFile::Compressed(_)) && ty.has_block_bounds() && !k.compressed.contains(name) {
-                    k.compressed.push(name.clone());
+                if partition.tables.iter().any(|t| *t == self.name) {
+                    Some(Arc::new(self.open_part(&partition.dir.join(&self.name), date)?))
+                } else {
+                    None
                 }
             }
-            parted = Some(match parted {
-                None => here,
-                Some(p) if p == here => p,
-                Some(_) => None,
-            });
-            if part.dir == self.parts[0].dir {
-                k.sorted = sorted_here;
-            } else {
-                k.sorted.retain(|c| sorted_here.contains(c));
-            }
+        };
+        Ok(piece.opened.get_or_init(|| opened).clone())
+    }
+
+    /// Opens the table directory `dir` of partition `date`, checked against the
+    /// table's columns.
+    fn open_part(&self, dir: &std::path::Path, date: Date) -> strata_store::Result<Part> {
+        let part = Part::open(dir, Some(date), self.db.config().verify_plain_checksums)?;
+        let names: Vec<&str> = self.stored.iter().map(|(n, _)| n.as_str()).collect();
+        if part.names() != names.as_slice() {
+            return Err(StoreError::Invalid(format!(
+                "{}: columns ({}) differ from the table's ({}, from {}); every partition of a table needs the same \
+                 columns",
+                dir.display(),
+                part.names().join(", "),
+                names.join(", "),
+                self.stored_source.display()
+            )));
         }
-        k.parted = parted.flatten();
-        Ok(self.knowledge.get_or_init(|| k))
+        part.expect_types(&self.stored, &self.stored_source);
+        self.counters.parts_opened.fetch_add(1, Ordering::Relaxed);
+        Ok(part)
+    }
+
+    /// The parts the `date` tests keep, opened, in date order.
+    fn kept(&self, tests: &[ColumnTest]) -> DfResult<Vec<Arc<Part>>> {
+        let mut parts = Vec::new();
+        for piece in self.pieces.iter().filter(|p| self.date_matches(p.date, tests)) {
+            parts.extend(self.part(piece).map_err(external)?);
+        }
+        Ok(parts)
     }
 
     /// The i64-valued column to treat as the time within each symbol: `time` in any
@@ -215,10 +264,10 @@ impl StrataTable {
             .map(|(n, _)| n.as_str())
     }
 
-    /// How far a filter can be pushed into this table.
-    fn pushdown_of(&self, expr: &Expr) -> DfResult<TableProviderFilterPushDown> {
+    /// How far a filter can be pushed into this table, given what the parts the
+    /// query keeps promise.
+    fn pushdown_of(&self, expr: &Expr, k: &Knowledge) -> DfResult<TableProviderFilterPushDown> {
         let Some(test) = column_test(expr) else { return Ok(TableProviderFilterPushDown::Unsupported) };
-        let k = self.knowledge()?;
         let column = test.column.as_str();
         if self.is_virtual_date(column) || self.is_virtual_row_number(column) {
             let exact = match &test.test {
@@ -250,8 +299,7 @@ impl StrataTable {
     }
 
     /// The rows of `part` that `tests` leave.
-    fn rows_of(&self, part: &Part, tests: &[ColumnTest]) -> DfResult<RowSet> {
-        let k = self.knowledge()?;
+    fn rows_of(&self, part: &Part, tests: &[ColumnTest], k: &Knowledge) -> DfResult<RowSet> {
         let mut rows = RowSet::all(part.rows);
         let parted = match &k.parted {
             Some(column) => part.parted(column).map_err(external)?,
@@ -316,9 +364,9 @@ impl StrataTable {
         Ok(rows)
     }
 
-    /// Whether `part` survives the `date` tests.
-    fn date_matches(&self, part: &Part, tests: &[ColumnTest]) -> bool {
-        let Some(Date(day)) = part.date else { return true };
+    /// Whether a piece of `date` (`None`: splayed) survives the `date` tests.
+    fn date_matches(&self, date: Option<Date>, tests: &[ColumnTest]) -> bool {
+        let Some(Date(day)) = date else { return true };
         tests.iter().filter(|t| self.is_virtual_date(&t.column)).all(|t| match &t.test {
             Test::OneOf(values) => values.iter().any(|v| integer_of(v) == Some(day as i64)),
             Test::Range(lo, hi) => integer_bounds(lo, hi).is_some_and(|(lo, hi)| (lo..=hi).contains(&(day as i64))),
@@ -330,8 +378,7 @@ impl StrataTable {
     /// ascending text) then the time column ascending within each symbol; and
     /// whether either may hold a null (an empty symbol's run, a null time first in
     /// its run).
-    fn sort_order(&self, parts: &[Arc<Part>]) -> DfResult<Option<(String, String, bool)>> {
-        let k = self.knowledge()?;
+    fn sort_order(&self, parts: &[Arc<Part>], k: &Knowledge) -> DfResult<Option<(String, String, bool)>> {
         let (Some(sym), Some(time)) = (&k.parted, self.time_column()) else { return Ok(None) };
         let mut nulls = false;
         let names = self.symbols.values.as_any().downcast_ref::<arrow_array::StringArray>().expect("symbol dictionary");
@@ -440,7 +487,11 @@ impl TableProvider for StrataTable {
     }
 
     fn supports_filters_pushdown(&self, filters: &[&Expr]) -> DfResult<Vec<TableProviderFilterPushDown>> {
-        filters.iter().map(|f| self.pushdown_of(f)).collect()
+        // Judged over the parts these filters' date tests keep: a claim true of
+        // them holds for the scan, whose date tests are the same or narrower.
+        let tests: Vec<ColumnTest> = filters.iter().filter_map(|f| column_test(f)).collect();
+        let k = Knowledge::of(&self.kept(&tests)?)?;
+        filters.iter().map(|f| self.pushdown_of(f, &k)).collect()
     }
 
     async fn scan(
@@ -468,15 +519,16 @@ impl TableProvider for StrataTable {
                 }
             })
             .collect();
-        let parts: Vec<Arc<Part>> = self.parts.iter().filter(|p| self.date_matches(p, &tests)).cloned().collect();
+        let parts = self.kept(&tests)?;
+        let k = Knowledge::of(&parts)?;
         let mut pieces = Vec::new();
         for part in &parts {
-            let rows = self.rows_of(part, &tests)?;
+            let rows = self.rows_of(part, &tests, &k)?;
             if !rows.is_empty() {
                 pieces.push((part.clone(), rows));
             }
         }
-        let (order, order_may_hold_nulls) = match self.sort_order(&parts)? {
+        let (order, order_may_hold_nulls) = match self.sort_order(&parts, &k)? {
             Some((sym, time, nulls)) => (Some((sym, time)), nulls),
             None => (None, false),
         };
@@ -493,6 +545,7 @@ impl TableProvider for StrataTable {
             order,
             order_may_hold_nulls,
             several_dates: self.partitioned && parts.len() > 1,
+            partitions: self.partitioned.then_some((parts.len(), self.pieces.len())),
         };
         Ok(Arc::new(StrataScanExec::new(plan, state.config().target_partitions())))
     }

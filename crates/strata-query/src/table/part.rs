@@ -28,6 +28,9 @@ pub struct ScanCounters {
     pub rows_scanned: AtomicU64,
     /// Table pieces (date partitions or splayed tables) a scan read from.
     pub parts_scanned: AtomicU64,
+    /// Table pieces opened (their `.d` and column headers read): once each, and
+    /// only for the partitions a query's date tests keep.
+    pub parts_opened: AtomicU64,
 }
 
 /// A copy of [`ScanCounters`] at one moment.
@@ -41,6 +44,8 @@ pub struct ScanStats {
     pub rows_scanned: u64,
     /// Pieces of tables scanned.
     pub parts_scanned: u64,
+    /// Pieces of tables opened.
+    pub parts_opened: u64,
 }
 
 impl ScanCounters {
@@ -51,6 +56,7 @@ impl ScanCounters {
             bytes_read: self.bytes_read.load(Ordering::Relaxed),
             rows_scanned: self.rows_scanned.load(Ordering::Relaxed),
             parts_scanned: self.parts_scanned.load(Ordering::Relaxed),
+            parts_opened: self.parts_opened.load(Ordering::Relaxed),
         }
     }
 }
@@ -63,6 +69,7 @@ impl ScanStats {
             bytes_read: self.bytes_read - earlier.bytes_read,
             rows_scanned: self.rows_scanned - earlier.rows_scanned,
             parts_scanned: self.parts_scanned - earlier.parts_scanned,
+            parts_opened: self.parts_opened - earlier.parts_opened,
         }
     }
 }
@@ -82,6 +89,18 @@ impl PartedRuns {
     }
 }
 
+/// What one piece's column headers promise, read once: which scans can narrow
+/// their rows and which orders hold.
+#[derive(Debug, Default)]
+pub struct Traits {
+    /// The first symbol column with the parted attribute.
+    pub parted: Option<String>,
+    /// Columns with the sorted attribute.
+    pub sorted: Vec<String>,
+    /// Compressed columns whose blocks carry min/max bounds.
+    pub compressed: Vec<String>,
+}
+
 /// One table directory.
 #[derive(Debug)]
 pub struct Part {
@@ -97,9 +116,10 @@ pub struct Part {
     sorted_within: Mutex<HashMap<String, bool>>,
     /// Whether plain column files are checked against their checksum when opened.
     verify_plain: bool,
-    /// The column types of the table's first piece, which every column opened here
-    /// must have (set for every piece but the first, see [`Part::expect_types`]).
+    /// The table's column types (its schema), which every column opened here
+    /// must have (set for every partition, see [`Part::expect_types`]).
     expected: OnceLock<Expected>,
+    traits: OnceLock<Traits>,
 }
 
 /// The types a piece's columns must have, and the piece they were read from.
@@ -239,6 +259,7 @@ impl Part {
             sorted_within: Mutex::new(HashMap::new()),
             verify_plain,
             expected: OnceLock::new(),
+            traits: OnceLock::new(),
         };
         let rows = match part.table.names().first() {
             Some(first) => {
@@ -252,7 +273,7 @@ impl Part {
     }
 
     /// Makes every column opened from now on check its stored type against
-    /// `types` (the table's, read from piece `from`): a partition written with
+    /// `types` (the table's, read from `from`): a partition written with
     /// other types (an int column where the table has long) is an error naming the
     /// partition, the column and both types, never a read of the wrong width.
     pub fn expect_types(&self, types: &[(String, ColumnType)], from: &Path) {
@@ -305,6 +326,29 @@ impl Part {
         let open = Arc::new(OpenColumn { file, data });
         self.files.lock().expect("file cache lock").insert(name.to_string(), open.clone());
         Ok(open)
+    }
+
+    /// What the column headers promise (each column opened once, then kept).
+    pub fn traits(&self) -> Result<&Traits> {
+        if let Some(traits) = self.traits.get() {
+            return Ok(traits);
+        }
+        let mut traits = Traits::default();
+        for name in self.names() {
+            let open = self.column(name)?;
+            let file = open.file.file();
+            match file.attribute() {
+                Attribute::Parted if open.ty() == ColumnType::Symbol && traits.parted.is_none() => {
+                    traits.parted = Some(name.clone());
+                }
+                Attribute::Sorted => traits.sorted.push(name.clone()),
+                _ => {}
+            }
+            if matches!(file, ColumnFile::Compressed(_)) && open.ty().has_block_bounds() {
+                traits.compressed.push(name.clone());
+            }
+        }
+        Ok(self.traits.get_or_init(|| traits))
     }
 
     /// The per-value row ranges of the column with the parted attribute, if there is

@@ -56,6 +56,9 @@ pub struct ScanPlan {
     pub batch_rows: usize,
     /// Stop after this many rows.
     pub limit: Option<usize>,
+    /// For a partitioned table: the partitions the date tests kept, and how many
+    /// the table has (shown by `EXPLAIN`).
+    pub partitions: Option<(usize, usize)>,
     /// `(symbol column, time column)` when every piece is sorted so.
     pub order: Option<(String, String)>,
     /// Whether the ordered columns may hold nulls, which the stored order puts
@@ -153,6 +156,9 @@ impl DisplayAs for StrataScanExec {
             self.plan.pieces.len(),
             names.join(", ")
         )?;
+        if let Some((kept, all)) = self.plan.partitions {
+            write!(f, ", partitions={kept}/{all}")?;
+        }
         if let Some((sym, time)) = &self.plan.order {
             write!(f, ", sorted by {sym}, {time}")?;
         }
