@@ -214,7 +214,7 @@ impl StrataTable {
                         ),
                     });
                 }
-                if partition.tables.iter().any(|t| *t == self.name) {
+                if partition.tables.contains(&self.name) {
                     Some(Arc::new(self.open_part(&partition.dir.join(&self.name), date)?))
                 } else {
                     None
