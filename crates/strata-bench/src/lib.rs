@@ -15,6 +15,7 @@ pub mod query_bench;
 pub mod recommend;
 pub mod report;
 pub mod rng;
+pub mod scale;
 pub mod table_write;
 pub mod tick;
 pub mod zip;

@@ -30,6 +30,9 @@ pub enum BenchCommand {
     Tick(super::bench_tick::TickArgs),
     /// Seed 000's query set on Strata, DuckDB and Polars (same data, same run).
     Query(super::bench_query::QueryArgs),
+    /// Open and query cost as a database grows to thousands of date partitions:
+    /// in process, as `strata sql` processes and through an HDB.
+    Scale(super::bench_scale::ScaleArgs),
     /// Kill -9 under a sync feed: a tickerplant, an RDB and an HDB killed at random
     /// (also during end of day) and restarted; every acknowledged row must be stored
     /// exactly once.
@@ -96,6 +99,7 @@ pub fn publish(report: &Report, out: &Path, name: &str) -> CliResult {
 pub fn run(command: BenchCommand) -> CliResult {
     match command {
         BenchCommand::Query(args) => super::bench_query::run(args),
+        BenchCommand::Scale(args) => super::bench_scale::run(args),
         BenchCommand::Codecs(args) => {
             let mut options = CodecBenchOptions { rows: args.rows, repeats: args.repeats, ..Default::default() };
             if !args.specs.is_empty() {

@@ -1,0 +1,134 @@
+//! The processes the scale benchmark times: one `strata sql` run, and an HDB.
+
+use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use strata_ipc::{Connection, K};
+
+use super::{BenchResult, ms};
+
+/// How long an HDB may take to answer its first connection.
+const HDB_START_LIMIT: Duration = Duration::from_secs(120);
+
+/// One `strata sql` process.
+pub(super) struct SqlRun {
+    /// From spawn to exit.
+    pub wall_ms: f64,
+    /// The process's peak resident memory.
+    pub peak_mib: f64,
+}
+
+/// Runs `strata sql ROOT SQL` (output discarded) and reports its time and peak
+/// memory; a failure is an error with its standard error.
+pub(super) fn run_sql(strata: &Path, root: &Path, sql: &str) -> BenchResult<SqlRun> {
+    let started = Instant::now();
+    let child = Command::new(strata)
+        .arg("sql")
+        .arg(root)
+        .arg(sql)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("{}: {e}", strata.display()))?;
+    let (status, peak_kib) = wait_with_peak(&child)?;
+    let wall_ms = ms(started.elapsed());
+    if !status.success() {
+        let mut err = String::new();
+        if let Some(mut stderr) = child.stderr {
+            use std::io::Read;
+            let _ = stderr.read_to_string(&mut err);
+        }
+        return Err(format!("strata sql {} {sql:?} failed ({status}): {}", root.display(), err.trim()).into());
+    }
+    Ok(SqlRun { wall_ms, peak_mib: peak_kib as f64 / 1024.0 })
+}
+
+/// Waits for `child` and returns its exit status and peak resident memory in KiB
+/// (`wait4`'s resource usage: the child's own, not every child's as `getrusage`
+/// gives). The child's standard error must not fill its pipe first: `strata sql`
+/// writes little there.
+fn wait_with_peak(child: &Child) -> BenchResult<(ExitStatus, i64)> {
+    let mut status = 0;
+    // SAFETY: `rusage` is plain data, zeroed and then filled by the kernel; the pid
+    // is our own unreaped child, reaped here once (`Child::wait` is never called).
+    let (pid, usage) = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        let pid = libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage);
+        (pid, usage)
+    };
+    if pid < 0 {
+        return Err(format!("wait4: {}", std::io::Error::last_os_error()).into());
+    }
+    Ok((ExitStatus::from_raw(status), usage.ru_maxrss))
+}
+
+/// A running `strata hdb` on loopback, killed when dropped.
+pub(super) struct Hdb {
+    child: Child,
+    connection: Connection,
+    /// From spawn to its first answer.
+    pub ready_ms: f64,
+}
+
+impl Hdb {
+    /// Starts an HDB on `root` and waits until it answers.
+    pub(super) fn start(strata: &Path, root: &Path) -> BenchResult<Hdb> {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+        let addr = format!("127.0.0.1:{port}");
+        let started = Instant::now();
+        let mut child = Command::new(strata)
+            .arg("hdb")
+            .arg("--db")
+            .arg(root)
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("{}: {e}", strata.display()))?;
+        loop {
+            if let Ok(mut connection) = Connection::connect_timeout(&addr, "", Duration::from_secs(1))
+                && matches!(connection.sync(&K::string("tables[]")), Ok(answer) if !matches!(answer, K::Error(_)))
+            {
+                return Ok(Hdb { child, connection, ready_ms: ms(started.elapsed()) });
+            }
+            if let Some(status) = child.try_wait()? {
+                return Err(format!("strata hdb --db {} exited before answering ({status})", root.display()).into());
+            }
+            if started.elapsed() > HDB_START_LIMIT {
+                let _ = child.kill();
+                return Err(
+                    format!("strata hdb --db {} did not answer within {HDB_START_LIMIT:?}", root.display()).into()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    /// Runs `sql` and returns its time in ms (request to answer).
+    pub(super) fn query(&mut self, sql: &str) -> BenchResult<f64> {
+        let started = Instant::now();
+        match self.connection.sync(&K::string(sql))? {
+            K::Error(e) => Err(format!("hdb: {sql}: {e}").into()),
+            _ => Ok(ms(started.elapsed())),
+        }
+    }
+
+    /// The HDB's peak resident memory so far (Linux `VmHWM`).
+    pub(super) fn peak_mib(&self) -> Option<f64> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).ok()?;
+        let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+        let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        Some(kib / 1024.0)
+    }
+}
+
+impl Drop for Hdb {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
