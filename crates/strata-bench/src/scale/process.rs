@@ -1,8 +1,7 @@
 //! The processes the scale benchmark times: one `strata sql` run, and an HDB.
 
-use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use strata_ipc::{Connection, K};
@@ -20,49 +19,32 @@ pub(super) struct SqlRun {
     pub peak_mib: f64,
 }
 
-/// Runs `strata sql ROOT SQL` (output discarded) and reports its time and peak
-/// memory; a failure is an error with its standard error.
+/// Runs `strata sql ROOT SQL --timing` (results discarded) and reports its time and
+/// the peak memory it reports of itself (its own `VmHWM`: a child's `rusage` would
+/// also count the pages of the parent it was spawned from); a failure is an error
+/// with its standard error.
 pub(super) fn run_sql(strata: &Path, root: &Path, sql: &str) -> BenchResult<SqlRun> {
     let started = Instant::now();
-    let child = Command::new(strata)
+    let out = Command::new(strata)
         .arg("sql")
         .arg(root)
         .arg(sql)
+        .arg("--timing")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
-        .spawn()
+        .output()
         .map_err(|e| format!("{}: {e}", strata.display()))?;
-    let (status, peak_kib) = wait_with_peak(&child)?;
     let wall_ms = ms(started.elapsed());
-    if !status.success() {
-        let mut err = String::new();
-        if let Some(mut stderr) = child.stderr {
-            use std::io::Read;
-            let _ = stderr.read_to_string(&mut err);
-        }
-        return Err(format!("strata sql {} {sql:?} failed ({status}): {}", root.display(), err.trim()).into());
+    let err = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() {
+        return Err(format!("strata sql {} {sql:?} failed ({}): {}", root.display(), out.status, err.trim()).into());
     }
-    Ok(SqlRun { wall_ms, peak_mib: peak_kib as f64 / 1024.0 })
-}
-
-/// Waits for `child` and returns its exit status and peak resident memory in KiB
-/// (`wait4`'s resource usage: the child's own, not every child's as `getrusage`
-/// gives). The child's standard error must not fill its pipe first: `strata sql`
-/// writes little there.
-fn wait_with_peak(child: &Child) -> BenchResult<(ExitStatus, i64)> {
-    let mut status = 0;
-    // SAFETY: `rusage` is plain data, zeroed and then filled by the kernel; the pid
-    // is our own unreaped child, reaped here once (`Child::wait` is never called).
-    let (pid, usage) = unsafe {
-        let mut usage: libc::rusage = std::mem::zeroed();
-        let pid = libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage);
-        (pid, usage)
-    };
-    if pid < 0 {
-        return Err(format!("wait4: {}", std::io::Error::last_os_error()).into());
-    }
-    Ok((ExitStatus::from_raw(status), usage.ru_maxrss))
+    let peak_mib = err
+        .rsplit_once("peak memory ")
+        .and_then(|(_, rest)| rest.trim().strip_suffix("MiB")?.trim().parse().ok())
+        .ok_or_else(|| format!("strata sql --timing printed no peak memory: {}", err.trim()))?;
+    Ok(SqlRun { wall_ms, peak_mib })
 }
 
 /// A running `strata hdb` on loopback, killed when dropped.

@@ -33,6 +33,10 @@ pub struct SqlArgs {
     /// CREATE VIEW, DROP, INSERT, COPY ... TO, SET. Off by default: queries only.
     #[arg(long)]
     allow_write: bool,
+    /// After a query, print on standard error the time to open the database, the
+    /// query's time, its rows and the process's peak memory (the shell always does).
+    #[arg(long)]
+    timing: bool,
 }
 
 /// Runs `strata sql`.
@@ -41,11 +45,25 @@ pub fn run(args: SqlArgs) -> CliResult {
     if let Some(limit) = &args.memory_limit {
         options.memory_limit = Some(parse_bytes(limit)?);
     }
+    let started = Instant::now();
     let engine = Engine::open_with(&args.db, &options)?;
+    let opened = started.elapsed();
     match &args.query {
         Some(query) => {
+            let started = Instant::now();
             let (schema, batches) = engine.sql_with_schema(query).map_err(|e| with_caret(query, &e.to_string()))?;
-            emit(&schema, &batches, args.format, args.out.as_ref())
+            let ran = started.elapsed();
+            emit(&schema, &batches, args.format, args.out.as_ref())?;
+            if args.timing {
+                let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
+                let peak = peak_memory().map_or("?".to_string(), |b| format!("{:.1} MiB", b as f64 / MIB));
+                eprintln!(
+                    "{rows} rows; open {:.3} ms, query {:.3} ms; peak memory {peak}",
+                    opened.as_secs_f64() * 1e3,
+                    ran.as_secs_f64() * 1e3
+                );
+            }
+            Ok(())
         }
         None => shell(&engine, &args),
     }
@@ -184,6 +202,9 @@ fn run_in_shell(engine: &Engine, query: &str, format: Format) -> CliResult {
 fn reset_peak_memory() {
     let _ = std::fs::write("/proc/self/clear_refs", "5");
 }
+
+/// Bytes in a MiB.
+const MIB: f64 = 1024.0 * 1024.0;
 
 /// The peak resident memory since the last reset, in bytes (Linux `VmHWM`).
 fn peak_memory() -> Option<u64> {

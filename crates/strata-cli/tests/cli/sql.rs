@@ -92,6 +92,15 @@ fn one_query_in_every_format() {
     let csv = dir.path().join("out.csv");
     ok(&["sql", db, "SELECT count(*) AS n FROM trade", "--format", "csv", "--out", csv.to_str().unwrap()]);
     assert_eq!(std::fs::read_to_string(csv).unwrap(), "n\n4\n");
+
+    // --timing: the result on stdout as usual, the figures on stderr.
+    let out = strata(&["sql", db, query, "--format", "csv", "--timing"]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "sym,n,hi\nA,3,12.0\nB,2,21.0\n");
+    let err = String::from_utf8_lossy(&out.stderr);
+    let (head, peak) = err.trim().split_once("; peak memory ").expect("a timing line");
+    assert!(head.starts_with("2 rows; open ") && head.contains(" ms, query ") && head.ends_with(" ms"), "{err}");
+    let mib: f64 = peak.strip_suffix(" MiB").and_then(|m| m.parse().ok()).expect("MiB");
+    assert!(mib > 1.0, "{err}");
 }
 
 #[test]
