@@ -112,3 +112,28 @@ fn a_damaged_day_fails_the_queries_that_keep_it_and_no_other() {
         assert!(err.contains("partition 2024.01.05 cannot be served") && err.contains("checksum"), "{sql}: {err}");
     }
 }
+
+/// Files under `dir` the process has mapped now.
+fn files_mapped_under(dir: &Path) -> usize {
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+    let dir = dir.display().to_string();
+    let mut files: Vec<&str> = maps.lines().filter_map(|l| l.split_once(&dir)).map(|(_, f)| f).collect();
+    files.sort_unstable();
+    files.dedup();
+    files.len()
+}
+
+#[test]
+fn a_query_over_every_day_keeps_only_the_columns_it_reads_mapped() {
+    let dir = tempfile::tempdir().unwrap();
+    write_days(dir.path(), 0..DAYS);
+    let engine = Engine::open(dir.path()).unwrap();
+    let out = one(&engine.sql("SELECT max(bid) AS b FROM quote").unwrap());
+    let want = (0..DAYS).flat_map(|k| quotes(&mut Rng(1000 + k as u64), 150, 12, day(k)).bid).fold(f64::MIN, f64::max);
+    assert_eq!(floats(&out, "b"), vec![Some(want)]);
+    // bid, plus what every opened piece keeps: its first column (the row count),
+    // sym (the parted index) and time (the order check); not ex, bsize or seq.
+    let mapped = files_mapped_under(dir.path());
+    assert!(mapped <= DAYS as usize * 4, "{mapped} files mapped for {DAYS} days");
+    assert!(mapped >= DAYS as usize, "{mapped}: bid of every day is read");
+}
