@@ -136,6 +136,8 @@ pub fn run(options: &ScaleBenchOptions, progress: bool) -> BenchResult<Report> {
     let bar = crate::progress::bar(progress, (largest + sizes.len()) as u64);
     let mut rows = Vec::new();
     let mut written = 0;
+    // Every day holds the same rows: the one-day answer must not change with size.
+    let mut one_day_answer: Option<String> = None;
     for &size in &sizes {
         for &date in &dates[written..size] {
             bar.set_message(format!("writing day {} of {size}", written + 1));
@@ -145,11 +147,31 @@ pub fn run(options: &ScaleBenchOptions, progress: bool) -> BenchResult<Report> {
         }
         bar.set_message(format!("measuring {size} partitions"));
         let workload = Workload::new(dates[size - 1]);
+        let answer = one_day(&root, &workload)?;
+        match &one_day_answer {
+            Some(first) if *first != answer => {
+                return Err(format!(
+                    "the one-day answer at {size} partitions differs from the one at {}:\n{answer}\n{first}",
+                    sizes[0]
+                )
+                .into());
+            }
+            Some(_) => {}
+            None => one_day_answer = Some(answer),
+        }
         rows.extend(measure(options, &root, size, &workload)?);
         bar.inc(1);
     }
     bar.finish_and_clear();
     Ok(report(options, &rows))
+}
+
+/// The one-day query's answer over the database at `root`, as text (the `date`
+/// left out: it is the newest day, which moves as the database grows).
+fn one_day(root: &Path, workload: &Workload) -> BenchResult<String> {
+    let (_, sql) = workload.queries.iter().find(|(what, _)| *what == ONE_DAY).expect("the one-day query");
+    let batches = Engine::open(root)?.sql(sql)?;
+    Ok(strata_query::datafusion::arrow::util::pretty::pretty_format_batches(&batches)?.to_string())
 }
 
 /// Every measurement of the database at `root`, which holds `size` partitions.
@@ -247,8 +269,8 @@ fn report(options: &ScaleBenchOptions, rows: &[Row]) -> Report {
             Column::number("partitions", 0),
             Column::text("path"),
             Column::text("what"),
-            Column::number("first ms", 2).lower_is_better(),
-            Column::number("warm ms", 2).lower_is_better(),
+            Column::number("first ms", 2),
+            Column::number("warm ms", 2),
             Column::number("peak MiB", 1),
             Column::number("rows", 0),
         ],
@@ -265,6 +287,7 @@ fn report(options: &ScaleBenchOptions, rows: &[Row]) -> Report {
         ]);
     }
     report.push_table(targets(rows));
+    report.push_table(curve(rows));
     let chart = ScatterChart::from_table_where(
         "one-day query, warm ms by partitions",
         &all,
@@ -273,19 +296,38 @@ fn report(options: &ScaleBenchOptions, rows: &[Row]) -> Report {
         "path",
         |row| matches!(&row[2], Cell::Text(w) if w == ONE_DAY),
     );
-    let open = ScatterChart::from_table_where(
-        "open and first query ms by partitions",
-        &all,
-        "partitions",
-        "first ms",
-        "path",
-        |row| matches!(&row[2], Cell::Text(w) if w == "open" || w == ONE_DAY),
-    );
     report.push_table(all);
-    for chart in [chart, open].into_iter().flatten() {
+    if let Ok(chart) = chart {
         report.push_chart(chart.with_log_x());
     }
     report
+}
+
+/// One row per size: the figures the issue is about, side by side.
+fn curve(rows: &[Row]) -> Table {
+    let columns: [(&str, &str, &str, fn(&Row) -> Option<f64>); 7] = [
+        ("open (library, warm)", "library", "open", |r| Some(r.warm_ms)),
+        ("one day (library, warm)", "library", ONE_DAY, |r| Some(r.warm_ms)),
+        ("one day (strata sql, warm)", "strata sql", ONE_DAY, |r| Some(r.warm_ms)),
+        ("one day (HDB, first)", "hdb", ONE_DAY, |r| Some(r.first_ms)),
+        ("one day (HDB, warm)", "hdb", ONE_DAY, |r| Some(r.warm_ms)),
+        ("all days (strata sql, warm)", "strata sql", "all days", |r| Some(r.warm_ms)),
+        ("strata sql one-day peak MiB", "strata sql", ONE_DAY, |r| r.peak_mib),
+    ];
+    let mut headers = vec![Column::number("partitions", 0)];
+    headers.extend(columns.iter().map(|(name, ..)| Column::number(*name, if name.ends_with("MiB") { 1 } else { 2 })));
+    let mut table = Table::new("by size (ms unless marked)", headers);
+    let mut sizes: Vec<usize> = rows.iter().map(|r| r.partitions).collect();
+    sizes.dedup();
+    for size in sizes {
+        let mut row: Vec<Cell> = vec![(size as f64).into()];
+        for (_, path, what, value) in &columns {
+            let found = rows.iter().find(|r| r.partitions == size && r.path == *path && r.what == *what);
+            row.push(found.and_then(value).map_or(Cell::Empty, Cell::from));
+        }
+        table.push_row(row);
+    }
+    table
 }
 
 /// The issue's targets at the largest size against the smallest, each with its

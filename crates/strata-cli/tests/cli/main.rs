@@ -3,6 +3,7 @@
 
 mod auth;
 mod bench_io;
+mod bench_scale;
 mod chaos;
 mod common;
 mod damage;
