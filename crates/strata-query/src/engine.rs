@@ -208,9 +208,9 @@ impl Engine {
         let symbols = db.symbols()?;
         // One listing of the partition roots; no partition is opened until a query
         // keeps it (see `StrataTable`).
-        let dates = db.partition_dates()?;
-        for name in db.table_names(&dates)? {
-            let table = StrataTable::open(db, &name, &dates, &symbols, self.counters.clone())?;
+        let listing = db.listing()?;
+        for name in &listing.tables {
+            let table = StrataTable::open(db, name, &listing.dates, &symbols, self.counters.clone())?;
             // A bare reference keeps the name's case (quoteNorm), as SQL is case-sensitive here.
             self.ctx.deregister_table(TableReference::bare(name.as_str()))?;
             self.ctx.register_table(TableReference::bare(name.as_str()), Arc::new(table))?;

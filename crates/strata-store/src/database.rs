@@ -26,8 +26,10 @@ use crate::error::{IoContext, Result, StoreError, corrupt};
 use crate::partition::{
     Partition, PartitionRecord, PartitionStatus, Staging, WriteLock, clear_leftovers, leftover_date, link_table,
 };
-use crate::schema::{SchemaLock, TableSchema};
-use crate::splayed::{SplayedTable, WriteOptions, remove_leftovers, replace_dir, staging_dir, write_splayed};
+use crate::schema::{SCHEMA_SUFFIX, SchemaLock, TableSchema};
+use crate::splayed::{
+    COLUMN_ORDER_FILE, SplayedTable, WriteOptions, remove_leftovers, replace_dir, staging_dir, write_splayed,
+};
 use crate::sym::SymFile;
 use crate::table::{Table, is_valid_name};
 use crate::table_spec::TableSpec;
@@ -117,6 +119,16 @@ pub struct Survey {
     /// Staging and retired directories left by writers that died (never served;
     /// removed by the next write of their date).
     pub leftovers: Vec<PathBuf>,
+}
+
+/// What [`Database::listing`] finds: everything a reader needs before a query.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Listing {
+    /// Dates of the partition directories, ascending (served or not: a day's
+    /// record is read when a reader needs the day).
+    pub dates: Vec<Date>,
+    /// Names of the tables readers see, sorted.
+    pub tables: Vec<String>,
 }
 
 /// Dated directories in the partition roots, each with its date, by date.
@@ -250,13 +262,69 @@ impl Database {
             .collect()
     }
 
-    /// The dates of the partition directories, ascending, from one listing of each
-    /// partition root and nothing else: no completion record is read, so this costs
-    /// the same whatever the partitions hold. Which of them are served, and which
-    /// tables each serves, is [`Database::partition`]'s to say, asked only of the
-    /// days a reader needs (kdb+ lists an HDB's partitions the same way, and maps a
-    /// partition's columns only when a query touches it).
-    pub fn partition_dates(&self) -> Result<Vec<Date>> {
+    /// What a reader lists before any query, reading no partition's files: the
+    /// partition dates and the table names. It costs one listing of the root (and
+    /// of each segment), so opening a database of ten years costs about what one of
+    /// a day does; which days are served, and which tables each serves, is
+    /// [`Database::partition`]'s to say, asked only of the days a query keeps
+    /// (kdb+ lists an HDB's partitions the same way, and maps a partition's columns
+    /// only when a query touches it).
+    ///
+    /// The tables are the splayed tables at the root, those with a schema record
+    /// ([`crate::schema`]; every partition write keeps one), and those of the
+    /// newest served partition (kdb+ takes an HDB's tables from its last
+    /// partition), which covers a database written before schema records. A
+    /// database with no record at all is such a database throughout: every
+    /// partition is read for its tables.
+    pub fn listing(&self) -> Result<Listing> {
+        let root = &self.root;
+        let (mut dates, mut tables, mut recorded) = (Vec::new(), Vec::new(), Vec::new());
+        for entry in fs::read_dir(root).at(root)? {
+            let entry = entry.at(root)?;
+            let file_name = entry.file_name();
+            let Some(name) = file_name.to_str() else { continue };
+            // The type comes with the listing on most file systems: no stat per
+            // day. A link (a partition kept on other storage) is followed.
+            let kind = entry.file_type().at(root)?;
+            if let Some(table) = name.strip_suffix(SCHEMA_SUFFIX) {
+                if kind.is_file() && is_valid_name(table) {
+                    recorded.push(table.to_string());
+                }
+            } else if !(kind.is_dir() || kind.is_symlink() && entry.path().is_dir()) {
+                continue;
+            } else if let Ok(date) = name.parse::<Date>() {
+                // Without segments, a day's directory is its date in the root.
+                if self.segments.is_empty() && date.to_string() == name {
+                    dates.push(date);
+                }
+            } else if is_valid_name(name) && entry.path().join(COLUMN_ORDER_FILE).is_file() {
+                tables.push(name.to_string());
+            }
+        }
+        if self.segments.is_empty() {
+            dates.sort();
+        } else {
+            dates = self.partition_dates()?;
+        }
+        let legacy = recorded.is_empty();
+        tables.extend(recorded);
+        for &date in dates.iter().rev() {
+            let Some(partition) = self.partition(date)? else { continue };
+            if partition.is_served() {
+                tables.extend(partition.tables);
+                if !legacy {
+                    break;
+                }
+            }
+        }
+        tables.sort();
+        tables.dedup();
+        Ok(Listing { dates, tables })
+    }
+
+    /// The dates of the partition directories in the segment each date maps to,
+    /// ascending, with no completion record read.
+    fn partition_dates(&self) -> Result<Vec<Date>> {
         let mut dates: Vec<Date> = self
             .dated_entries()?
             .0
@@ -266,32 +334,6 @@ impl Database {
             .collect();
         dates.dedup();
         Ok(dates)
-    }
-
-    /// The names of the tables readers see, sorted, without opening every
-    /// partition: the splayed tables at the root, the tables with a schema record
-    /// ([`crate::schema`]; every partition write keeps one), and those of the newest
-    /// served partition (as kdb+ lists an HDB's tables), which covers a database
-    /// written before schema records. A database with no record at all is such a
-    /// database throughout: its partitions are all read for their tables.
-    /// `dates` is [`Database::partition_dates`].
-    pub fn table_names(&self, dates: &[Date]) -> Result<Vec<String>> {
-        let mut names = self.tables(None)?;
-        let recorded = TableSchema::recorded(&self.root)?;
-        let legacy = recorded.is_empty();
-        names.extend(recorded);
-        for &date in dates.iter().rev() {
-            let Some(partition) = self.partition(date)? else { continue };
-            if partition.is_served() {
-                names.extend(partition.tables);
-                if !legacy {
-                    break;
-                }
-            }
-        }
-        names.sort();
-        names.dedup();
-        Ok(names)
     }
 
     /// Every partition in the segment its date maps to (a dated directory elsewhere

@@ -36,7 +36,7 @@ pub use append::DroppedAttribute;
 pub use column_data::{Column, SymbolDomain};
 pub use config::{CONFIG_FILE, DbConfig};
 pub use database::{
-    Database, PartitionTable, SEGMENTS_FILE, Survey, TableLocation, TableWrite, WriteMode, WriteOutcome,
+    Database, Listing, PartitionTable, SEGMENTS_FILE, Survey, TableLocation, TableWrite, WriteMode, WriteOutcome,
 };
 pub use date::Date;
 pub use durable::{AtomicFile, Durability, is_temp_name, sync_parent, write_atomic};

@@ -170,22 +170,6 @@ impl TableSchema {
         Ok(Some(schema))
     }
 
-    /// The tables with a record in root `root`, sorted: what a reader lists
-    /// without opening any partition.
-    pub fn recorded(root: &Path) -> Result<Vec<String>> {
-        let mut names = Vec::new();
-        for entry in fs::read_dir(root).at(root)? {
-            let entry = entry.at(root)?;
-            let file_name = entry.file_name();
-            let Some(name) = file_name.to_str().and_then(|n| n.strip_suffix(SCHEMA_SUFFIX)) else { continue };
-            if is_valid_name(name) && entry.file_type().at(root)?.is_file() {
-                names.push(name.to_string());
-            }
-        }
-        names.sort();
-        Ok(names)
-    }
-
     /// Writes the record into root `root` atomically.
     pub fn write(&self, root: &Path, durability: Durability) -> Result<()> {
         write_atomic(&TableSchema::path(root, &self.table), self.encode().as_bytes(), durability)

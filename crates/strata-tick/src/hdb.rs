@@ -53,13 +53,12 @@ pub struct HdbState {
 }
 
 impl HdbState {
-    /// Opens the database at `root` and lists its partitions and tables (from the
-    /// schema records and the newest partition, see `Database::table_names`).
+    /// Opens the database at `root` and lists its partitions and tables (see
+    /// `Database::listing`).
     pub fn load(root: &std::path::Path) -> Result<HdbState, TickError> {
         let db = Database::open(root)?;
-        let dates = db.partition_dates()?;
-        let tables = db.table_names(&dates)?.into_iter().collect();
-        Ok(HdbState { db, dates, tables, reloads: 0 })
+        let listing = db.listing()?;
+        Ok(HdbState { db, dates: listing.dates, tables: listing.tables.into_iter().collect(), reloads: 0 })
     }
 
     /// Partitions loaded.

@@ -84,6 +84,30 @@ struct Piece {
     opened: OnceLock<Option<Arc<Part>>>,
 }
 
+/// One `date` test with its literals as day numbers.
+#[derive(Debug)]
+enum DayTest {
+    /// The day is one of these.
+    OneOf(Vec<i64>),
+    /// The day is within these inclusive bounds (`None`: bounds that are not days,
+    /// which keep nothing).
+    Range(Option<(i64, i64)>),
+    /// The day is not this one (`None`: a literal that is not a day).
+    Not(Option<i64>),
+}
+
+impl DayTest {
+    /// Whether partition `date` passes.
+    fn keeps(&self, Date(day): Date) -> bool {
+        let day = day as i64;
+        match self {
+            DayTest::OneOf(days) => days.contains(&day),
+            DayTest::Range(bounds) => bounds.is_some_and(|(lo, hi)| (lo..=hi).contains(&day)),
+            DayTest::Not(other) => *other != Some(day),
+        }
+    }
+}
+
 /// What every piece a scan reads promises.
 #[derive(Debug, Default)]
 struct Knowledge {
@@ -122,7 +146,7 @@ impl Knowledge {
 
 impl StrataTable {
     /// The table `name` of `db`: splayed at the root, or partitioned over `dates`
-    /// ([`Database::partition_dates`], listed once for every table), with the
+    /// ([`Database::listing`], listed once for every table), with the
     /// columns of its schema record ([`Database::table_schema`]). `symbols` is the
     /// database's sym list (loaded once by the engine); `counters` collect what
     /// scans read.
@@ -247,7 +271,8 @@ impl StrataTable {
     /// The parts the `date` tests keep, opened, in date order.
     fn kept(&self, tests: &[ColumnTest]) -> DfResult<Vec<Arc<Part>>> {
         let mut parts = Vec::new();
-        for piece in self.pieces.iter().filter(|p| self.date_matches(p.date, tests)) {
+        let days = self.day_tests(tests);
+        for piece in self.pieces.iter().filter(|p| p.date.is_none_or(|d| days.iter().all(|t| t.keeps(d)))) {
             parts.extend(self.part(piece).map_err(external)?);
         }
         Ok(parts)
@@ -364,14 +389,19 @@ impl StrataTable {
         Ok(rows)
     }
 
-    /// Whether a piece of `date` (`None`: splayed) survives the `date` tests.
-    fn date_matches(&self, date: Option<Date>, tests: &[ColumnTest]) -> bool {
-        let Some(Date(day)) = date else { return true };
-        tests.iter().filter(|t| self.is_virtual_date(&t.column)).all(|t| match &t.test {
-            Test::OneOf(values) => values.iter().any(|v| integer_of(v) == Some(day as i64)),
-            Test::Range(lo, hi) => integer_bounds(lo, hi).is_some_and(|(lo, hi)| (lo..=hi).contains(&(day as i64))),
-            Test::Not(v) => integer_of(v) != Some(day as i64),
-        })
+    /// The `date` tests as day numbers, converted once per call rather than once
+    /// per partition (a literal's conversion allocates, and a database may hold
+    /// thousands of days).
+    fn day_tests(&self, tests: &[ColumnTest]) -> Vec<DayTest> {
+        tests
+            .iter()
+            .filter(|t| self.is_virtual_date(&t.column))
+            .map(|t| match &t.test {
+                Test::OneOf(values) => DayTest::OneOf(values.iter().filter_map(integer_of).collect()),
+                Test::Range(lo, hi) => DayTest::Range(integer_bounds(lo, hi)),
+                Test::Not(v) => DayTest::Not(integer_of(v)),
+            })
+            .collect()
     }
 
     /// The order every piece's rows are in: the parted symbol column (symbols in
