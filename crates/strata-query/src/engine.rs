@@ -156,7 +156,7 @@ impl Engine {
             let no_spill = DiskManagerBuilder::default().with_mode(DiskManagerMode::Disabled);
             runtime_env = runtime_env.with_memory_limit(limit, 1.0).with_disk_manager_builder(no_spill);
         }
-        let state = SessionStateBuilder::new()
+        let state = crate::dialect::install(SessionStateBuilder::new())
             .with_config(config)
             .with_runtime_env(runtime_env.build_arc()?)
             .with_default_features()

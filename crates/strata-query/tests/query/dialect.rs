@@ -1,0 +1,233 @@
+//! SQL a DuckDB user can type (issue 19), checked against DuckDB: every expected
+//! value below is DuckDB 2.0's answer to the same query over the same trades (with
+//! the time column as DuckDB's TIME, or INTERVAL where the query compares
+//! intervals), as printed by `dialect_duckdb.py` beside this file.
+
+use strata_query::Engine;
+use strata_query::dialect::parse_timespan;
+use strata_store::{Column, ColumnType, Table};
+
+use super::data::*;
+
+const SECOND: i64 = 1_000_000_000;
+
+/// Nanoseconds of `h:m:s` plus `ms` milliseconds.
+const fn hms(h: i64, m: i64, s: i64, ms: i64) -> i64 {
+    ((h * 60 + m) * 60 + s) * SECOND + ms * 1_000_000
+}
+
+/// Trades of partition 2024-01-02: (sym, time, price, size), as in `dialect_duckdb.py`.
+const TRADES: [(&str, i64, f64, i64); 9] = [
+    ("A", hms(7, 59, 59, 0), 10.0, 100),
+    ("B", hms(9, 30, 0, 0), 20.0, 200),
+    ("A", hms(9, 30, 0, 0), 11.0, 300),
+    ("A", hms(9, 33, 0, 0), 12.0, 100),
+    ("B", hms(9, 34, 0, 0), 20.5, 40),
+    ("B", hms(12, 0, 0, 0), 21.0, 50),
+    ("A", hms(12, 0, 0, 500), 13.0, 75),
+    ("B", hms(16, 0, 0, 0), 22.0, 10),
+    ("A", hms(16, 0, 1, 0), 14.0, 5),
+];
+
+/// An engine over `trade` (time a kdb+ timespan) written as end of day writes it.
+fn engine() -> (tempfile::TempDir, Engine) {
+    let dir = tempfile::tempdir().unwrap();
+    let trades = Table::new(vec![
+        ("sym".into(), Column::from_symbols(TRADES.iter().map(|t| t.0))),
+        ("time".into(), Column::from_values(ColumnType::Timespan, TRADES.iter().map(|t| t.1).collect()).unwrap()),
+        ("price".into(), Column::from_values(ColumnType::Float, TRADES.iter().map(|t| t.2).collect()).unwrap()),
+        ("size".into(), Column::from_values(ColumnType::Long, TRADES.iter().map(|t| t.3).collect()).unwrap()),
+    ])
+    .unwrap();
+    write(dir.path(), DAY, "trade", &trades, &sorted_write("none"));
+    let engine = Engine::open(dir.path()).unwrap();
+    (dir, engine)
+}
+
+/// Column `column` of `sql`'s result as integers.
+fn int_column(engine: &Engine, sql: &str, column: &str) -> Vec<i64> {
+    let out = one(&engine.sql(sql).unwrap_or_else(|e| panic!("{sql}: {e}")));
+    ints(&out, column).into_iter().map(|v| v.expect("no nulls")).collect()
+}
+
+/// The sizes of the trades `sql` selects, ascending.
+fn sizes(engine: &Engine, sql: &str) -> Vec<i64> {
+    int_column(engine, &format!("SELECT size FROM trade WHERE {sql} ORDER BY size"), "size")
+}
+
+/// The error of `sql`.
+fn error(engine: &Engine, sql: &str) -> String {
+    match engine.sql(sql) {
+        Ok(_) => panic!("{sql} ran; it should fail"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn timespans_compare_with_strings_times_and_intervals() {
+    let (_dir, engine) = engine();
+    // DuckDB, time as TIME.
+    assert_eq!(sizes(&engine, "time < '08:00'"), [100]);
+    assert_eq!(sizes(&engine, "time BETWEEN '09:30' AND '16:00'"), [10, 40, 50, 75, 100, 200, 300]);
+    assert_eq!(sizes(&engine, "time < TIME '09:30:00'"), [100]);
+    assert_eq!(sizes(&engine, "time >= TIME '09:30' AND time <> '12:00'"), [5, 10, 40, 75, 100, 200, 300]);
+    assert_eq!(sizes(&engine, "time IN ('09:30', '16:00')"), [10, 200, 300]);
+    // DuckDB, time as INTERVAL.
+    assert_eq!(sizes(&engine, "time < INTERVAL '9 hours'"), [100]);
+    assert_eq!(sizes(&engine, "time < '9 hours'"), [100]);
+    assert_eq!(sizes(&engine, "time BETWEEN INTERVAL '9 hours 30 minutes' AND '12:00'"), [40, 50, 100, 200, 300]);
+    // Strata's own: the two kinds mixed, and the constant on the left.
+    assert_eq!(sizes(&engine, "time BETWEEN TIME '09:30' AND INTERVAL '12 hours'"), [40, 50, 100, 200, 300]);
+    assert_eq!(sizes(&engine, "'16:00' <= time"), [5, 10]);
+    assert_eq!(sizes(&engine, "time NOT IN ('09:30', TIME '16:00')"), [5, 40, 50, 75, 100, 100]);
+
+    // DuckDB refuses these too ("Cannot compare values of type TIME and type DATE");
+    // here the error says what to write.
+    for sql in [
+        "SELECT count(*) FROM trade WHERE time < date",
+        "SELECT count(*) FROM trade WHERE time < TIMESTAMP '2024-01-02 09:30:00'",
+    ] {
+        let e = error(&engine, sql);
+        assert!(e.contains("cannot compare the timespan") && e.contains("date + "), "{sql}: {e}");
+    }
+    let e = error(&engine, "SELECT count(*) FROM trade WHERE time < '9:75'");
+    assert!(e.contains("'9:75' is not a timespan"), "{e}");
+    let e = error(&engine, "SELECT count(*) FROM trade WHERE time BETWEEN '09:30' AND INTERVAL '1 month'");
+    assert!(e.contains("months has no fixed length"), "{e}");
+}
+
+#[test]
+fn timespans_cast_and_add_as_times_of_day() {
+    let (_dir, engine) = engine();
+    let nanos = |times: &[&str]| times.iter().map(|t| parse_timespan(t).unwrap()).collect::<Vec<_>>();
+    // DuckDB: CAST(time AS VARCHAR) of its TIME column.
+    let times = nanos(&[
+        "07:59:59",
+        "09:30:00",
+        "09:30:00",
+        "09:33:00",
+        "09:34:00",
+        "12:00:00",
+        "12:00:00.5",
+        "16:00:00",
+        "16:00:01",
+    ]);
+    for cast in ["time::TIME", "CAST(time AS TIME)", "TRY_CAST(time AS TIME)"] {
+        let sql = format!("SELECT {cast} AS t, {cast} < '10:00' AS early FROM trade ORDER BY time, sym");
+        assert_eq!(int_column(&engine, &sql, "t"), times, "{sql}");
+    }
+    // DuckDB: CAST(time + INTERVAL '5 minutes' AS VARCHAR).
+    let later = nanos(&[
+        "08:04:59",
+        "09:35:00",
+        "09:35:00",
+        "09:38:00",
+        "09:39:00",
+        "12:05:00",
+        "12:05:00.5",
+        "16:05:00",
+        "16:05:01",
+    ]);
+    let sql = "SELECT (time + INTERVAL '5 minutes')::TIME AS t FROM trade ORDER BY time, sym";
+    assert_eq!(int_column(&engine, sql, "t"), later);
+    let sql = "SELECT time + INTERVAL '5 minutes' - INTERVAL '5 minutes' AS t FROM trade ORDER BY time, sym";
+    assert_eq!(int_column(&engine, sql, "t"), times, "a timespan plus an interval stays a timespan");
+    // DuckDB: epoch_ns(date + time).
+    let stamps = [
+        1704182399000000000,
+        1704187800000000000,
+        1704187800000000000,
+        1704187980000000000,
+        1704188040000000000,
+        1704196800000000000,
+        1704196800500000000,
+        1704211200000000000,
+        1704211201000000000,
+    ];
+    assert_eq!(int_column(&engine, "SELECT date + time AS ts FROM trade ORDER BY time, sym", "ts"), stamps);
+    assert_eq!(int_column(&engine, "SELECT time + date AS ts FROM trade ORDER BY time, sym", "ts"), stamps);
+    let between = "date + time BETWEEN TIMESTAMP '2024-01-02 09:00:00' AND TIMESTAMP '2024-01-02 12:00:00'";
+    assert_eq!(sizes(&engine, between), [40, 50, 100, 200, 300]);
+    let schema = engine.schema_of("SELECT date + time AS ts, time::TIME AS t FROM trade").unwrap();
+    assert_eq!(schema.field(0).data_type().to_string(), "Timestamp(ns)");
+    assert_eq!(schema.field(1).data_type().to_string(), "Time64(ns)");
+
+    // Into a timespan (DuckDB has no such type, nor a TIME to INTERVAL cast).
+    let out = one(&engine
+        .sql("SELECT CAST(TIME '09:30' AS TIMESPAN) AS a, CAST(INTERVAL '9 hours' AS TIMESPAN) AS b, '09:30:00.5'::TIMESPAN AS c, \
+              CAST(TIME '09:30' AS INTERVAL) = INTERVAL '9 hours 30 minutes' AS d")
+        .unwrap());
+    assert_eq!(out.column(0).data_type().to_string(), "Duration(ns)");
+    assert_eq!(ints(&out, "a"), [Some(hms(9, 30, 0, 0))]);
+    assert_eq!(ints(&out, "b"), [Some(hms(9, 0, 0, 0))]);
+    assert_eq!(ints(&out, "c"), [Some(hms(9, 30, 0, 500))]);
+    assert_eq!(texts(&out, "d"), [Some("true".to_string())]);
+    let e = error(&engine, "SELECT (time + INTERVAL '20 hours')::TIME FROM trade");
+    assert!(e.contains("is not a time of day") && e.contains("1D03:59:59"), "{e}");
+    // Names stay as written.
+    let schema = engine.schema_of("SELECT time::TIME, time < '10:00' FROM trade").unwrap();
+    let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+    assert_eq!(names, ["trade.time", "trade.time < Utf8(\"10:00\")"]);
+}
+
+#[test]
+fn windows_ordered_by_a_timespan() {
+    let (_dir, engine) = engine();
+    let window = |over: &str, order: &str| {
+        int_column(&engine, &format!("SELECT sum(size) OVER ({over}) AS s FROM trade ORDER BY {order}"), "s")
+    };
+    // All DuckDB's answers.
+    assert_eq!(
+        window(
+            "PARTITION BY sym ORDER BY time RANGE BETWEEN INTERVAL '5 minutes' PRECEDING AND CURRENT ROW",
+            "sym, time"
+        ),
+        [100, 300, 400, 75, 5, 200, 240, 50, 10]
+    );
+    assert_eq!(
+        window(
+            "ORDER BY time RANGE BETWEEN INTERVAL '5 minutes' PRECEDING AND INTERVAL '1 minute' FOLLOWING",
+            "time, sym"
+        ),
+        [100, 500, 500, 640, 640, 125, 125, 15, 15]
+    );
+    assert_eq!(window("PARTITION BY sym ORDER BY time", "sym, time"), [100, 400, 500, 575, 580, 200, 240, 290, 300]);
+    assert_eq!(
+        window("PARTITION BY sym ORDER BY time ROWS BETWEEN 1 PRECEDING AND CURRENT ROW", "sym, time"),
+        [100, 400, 400, 175, 80, 200, 240, 90, 60]
+    );
+}
+
+#[test]
+fn weighted_average_in_both_orders() {
+    let (_dir, engine) = engine();
+    let out = one(&engine
+        .sql("SELECT sym, weighted_avg(price, size) AS duck, wavg(size, price) AS q FROM trade GROUP BY sym ORDER BY sym")
+        .unwrap());
+    // DuckDB: weighted_avg(price, size).
+    let want = [11.28448275862069, 20.3];
+    for column in ["duck", "q"] {
+        let got = floats(&out, column);
+        assert!(got.iter().zip(want).all(|(g, w)| (g.unwrap() - w).abs() < 1e-12), "{column}: {got:?}");
+    }
+}
+
+#[test]
+fn integer_division_is_a_float_division_and_slash_slash_truncates() {
+    let (_dir, engine) = engine();
+    let out = one(&engine
+        .sql("SELECT sum(size) / count(*) AS mean, 7 / 2 AS half, 7 // 2 AS a, -7 // 2 AS b, (-7) // 2 AS c, 2.5 // 1 AS d FROM trade")
+        .unwrap());
+    // DuckDB: 97.77777777777777, 3.5, 3, -3, -3, 2.5.
+    assert_eq!(floats(&out, "mean"), [Some(880.0 / 9.0)]);
+    assert_eq!(floats(&out, "half"), [Some(3.5)]);
+    assert_eq!(ints(&out, "a"), [Some(3)]);
+    assert_eq!(ints(&out, "b"), [Some(-3)]);
+    assert_eq!(ints(&out, "c"), [Some(-3)]);
+    assert_eq!(floats(&out, "d"), [Some(2.5)]);
+    assert_eq!(out.schema().field(2).data_type().to_string(), "Int64");
+    let out = one(&engine.sql("SELECT size // 3 AS q, size / 8 AS f FROM trade ORDER BY time, sym").unwrap());
+    // DuckDB: size // 3, size / 8.
+    assert_eq!(ints(&out, "q"), [33, 100, 66, 33, 13, 16, 25, 3, 1].map(Some));
+    assert_eq!(floats(&out, "f"), [12.5, 37.5, 25.0, 12.5, 5.0, 6.25, 9.375, 1.25, 0.625].map(Some));
+}

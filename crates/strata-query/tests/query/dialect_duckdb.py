@@ -1,0 +1,55 @@
+"""DuckDB's answers for tests/query/dialect.rs: the same trades, the time of day
+held as DuckDB users hold it (TIME in `t`, INTERVAL in `ti`), the same queries.
+Run: ~/.cache/strata/venv/bin/python crates/strata-query/tests/query/dialect_duckdb.py
+"""
+
+import duckdb
+
+# (sym, seconds since midnight, price, size), as TRADES in dialect.rs.
+TRADES = [
+    ("A", 7 * 3600 + 59 * 60 + 59, 10.0, 100),
+    ("B", 9 * 3600 + 30 * 60, 20.0, 200),
+    ("A", 9 * 3600 + 30 * 60, 11.0, 300),
+    ("A", 9 * 3600 + 33 * 60, 12.0, 100),
+    ("B", 9 * 3600 + 34 * 60, 20.5, 40),
+    ("B", 12 * 3600, 21.0, 50),
+    ("A", 12 * 3600 + 0.5, 13.0, 75),
+    ("B", 16 * 3600, 22.0, 10),
+    ("A", 16 * 3600 + 1, 14.0, 5),
+]
+
+con = duckdb.connect()
+con.execute("CREATE TABLE raw (sym VARCHAR, secs DOUBLE, price DOUBLE, size BIGINT)")
+con.executemany("INSERT INTO raw VALUES (?, ?, ?, ?)", TRADES)
+con.execute("CREATE TABLE ti AS SELECT DATE '2024-01-02' AS date, sym, to_microseconds((secs * 1e6)::BIGINT) AS time, price, size FROM raw")
+con.execute("CREATE TABLE t AS SELECT date, sym, (TIME '00:00' + time) AS time, price, size FROM ti")
+
+QUERIES = [
+    "SELECT size FROM t WHERE time < '08:00' ORDER BY size",
+    "SELECT size FROM t WHERE time BETWEEN '09:30' AND '16:00' ORDER BY size",
+    "SELECT size FROM t WHERE time < TIME '09:30:00' ORDER BY size",
+    "SELECT size FROM t WHERE time >= TIME '09:30' AND time <> '12:00' ORDER BY size",
+    "SELECT size FROM t WHERE time IN ('09:30', '16:00') ORDER BY size",
+    "SELECT size FROM ti WHERE time < INTERVAL '9 hours' ORDER BY size",
+    "SELECT size FROM ti WHERE time < '9 hours' ORDER BY size",
+    "SELECT size FROM ti WHERE time BETWEEN INTERVAL '9 hours 30 minutes' AND '12:00' ORDER BY size",
+    "SELECT CAST(time AS VARCHAR) FROM t ORDER BY time, sym",
+    "SELECT CAST(time + INTERVAL '5 minutes' AS VARCHAR) FROM t ORDER BY time, sym",
+    "SELECT epoch_ns(date + time) FROM t ORDER BY time, sym",
+    "SELECT size FROM t WHERE date + time BETWEEN TIMESTAMP '2024-01-02 09:00:00' AND TIMESTAMP '2024-01-02 12:00:00' ORDER BY size",
+    "SELECT sum(size) OVER (PARTITION BY sym ORDER BY time RANGE BETWEEN INTERVAL '5 minutes' PRECEDING AND CURRENT ROW) FROM t ORDER BY sym, time",
+    "SELECT sum(size) OVER (ORDER BY time RANGE BETWEEN INTERVAL '5 minutes' PRECEDING AND INTERVAL '1 minute' FOLLOWING) FROM t ORDER BY time, sym",
+    "SELECT sum(size) OVER (PARTITION BY sym ORDER BY time) FROM t ORDER BY sym, time",
+    "SELECT sum(size) OVER (PARTITION BY sym ORDER BY time ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM t ORDER BY sym, time",
+    "SELECT sym, weighted_avg(price, size) FROM t GROUP BY sym ORDER BY sym",
+    "SELECT sum(size) / count(*), 7 / 2, 7 // 2, -7 // 2, (-7) // 2, 2.5 // 1 FROM t",
+    "SELECT size // 3, size / 8 FROM t ORDER BY time, sym",
+    "SELECT count(*) FROM t WHERE time < date",
+    "SELECT count(*) FROM t WHERE time < TIMESTAMP '2024-01-02 09:30:00'",
+]
+
+for sql in QUERIES:
+    try:
+        print(sql, "=>", con.sql(sql).fetchall())
+    except duckdb.Error as e:
+        print(sql, "=> error:", str(e).splitlines()[0])
