@@ -13,9 +13,11 @@ use datafusion::execution::runtime_env::RuntimeEnvBuilder;
 use datafusion::logical_expr::{LogicalPlan, ScalarUDF};
 use datafusion::prelude::{SQLOptions, SessionConfig, SessionContext};
 use datafusion::sql::parser::{DFParser, Statement as DfStatement};
+use datafusion::sql::sqlparser::ast::Statement as SqlStatement;
 use datafusion::sql::sqlparser::dialect::dialect_from_str;
 use strata_store::Database;
 
+use crate::dialect::rename;
 use crate::dictionary_groups::DictionaryGroups;
 use crate::error::{QueryError, Result};
 use crate::join::StrataQueryPlanner;
@@ -320,6 +322,12 @@ impl Engine {
         let mut statement = statements.pop_front().expect("one statement");
         if let DfStatement::Statement(inner) = &mut statement {
             mark_time_joins(inner, &blanked.relations).map_err(|e| QueryError::Invalid(format!("SQL error: {e}")))?;
+            if let Some(probe) = rename::probe(inner) {
+                let probe = DfStatement::Statement(Box::new(SqlStatement::Query(Box::new(probe))));
+                let plan = state.statement_to_plan(probe).await.map_err(|e| self.explain_error(e.into()))?;
+                let columns: Vec<_> = plan.schema().iter().map(|(t, f)| (t.cloned(), f.name().clone())).collect();
+                rename::expand(inner, &columns).map_err(|e| QueryError::Invalid(format!("SQL error: {e}")))?;
+            }
         }
         let plan = state.statement_to_plan(statement).await.map_err(|e| self.explain_error(e.into()))?;
         // Before `execute_logical_plan`, which runs DDL at once.
@@ -329,13 +337,24 @@ impl Engine {
         self.ctx.execute_logical_plan(plan).await.map_err(|e| self.explain_error(e.into()))
     }
 
-    /// Adds the tables there are to a "table not found" error.
+    /// Adds the tables there are to a "table not found" error, and kdb+'s row
+    /// number `i` to errors a DuckDB user meets looking for DuckDB's `rowid`.
     fn explain_error(&self, error: QueryError) -> QueryError {
         let text = error.to_string();
         if text.contains("table '") && text.contains("not found") {
             let names = self.table_names();
             let shown = if names.is_empty() { "none".to_string() } else { names.join(", ") };
             return QueryError::Invalid(format!("{text}; tables are: {shown}"));
+        }
+        if text.contains("No field named rowid") {
+            return QueryError::Invalid(format!(
+                "{text}\nStrata's row number is kdb+'s `i` (numbered within each date partition), where DuckDB has `rowid`"
+            ));
+        }
+        if text.contains("Projections require unique expression names") && text.contains(".i\"") {
+            return QueryError::Invalid(format!(
+                "{text}\n`*` already lists the row number `i`, last; to put it elsewhere write `SELECT i, * EXCLUDE (i)`"
+            ));
         }
         error
     }

@@ -12,6 +12,7 @@
 //! | `CAST(time AS INTERVAL)` | an interval (Arrow's cast) |
 //! | `CAST(x AS TIMESPAN)` | a `TIME`, string or interval as a timespan |
 //! | `OVER (ORDER BY time RANGE BETWEEN INTERVAL '5 minutes' PRECEDING AND CURRENT ROW)` | a time-ranged window |
+//! | `SELECT * RENAME (price AS p)` | the star's columns, `price` named `p` (outermost SELECT only) |
 //! | `7 / 2`, `7 // 2` | 3.5 (`/` on integers is a float division, as in DuckDB and q's `%`), 3 (integer division, truncating) |
 //!
 //! [`install`] puts the pieces into a session: [`planner::DuckOperators`] for
@@ -20,6 +21,7 @@
 
 mod analyzer;
 mod planner;
+pub(crate) mod rename;
 mod timespan;
 
 use std::sync::Arc;

@@ -231,3 +231,43 @@ fn integer_division_is_a_float_division_and_slash_slash_truncates() {
     assert_eq!(ints(&out, "q"), [33, 100, 66, 33, 13, 16, 25, 3, 1].map(Some));
     assert_eq!(floats(&out, "f"), [12.5, 37.5, 25.0, 12.5, 5.0, 6.25, 9.375, 1.25, 0.625].map(Some));
 }
+
+#[test]
+fn star_rename_exclude_and_replace() {
+    let (_dir, engine) = engine();
+    let names = |sql: &str| -> Vec<String> {
+        let schema = engine.schema_of(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+        schema.fields().iter().map(|f| f.name().clone()).collect()
+    };
+    // DuckDB: ['date', 's', 'time', 'p', 'size']; Strata's star adds the row number `i`.
+    let sql = "SELECT * RENAME (price AS p, sym AS s) FROM trade ORDER BY time, s";
+    assert_eq!(names(sql), ["date", "s", "time", "p", "size", "i"]);
+    let out = one(&engine.sql(sql).unwrap());
+    assert_eq!(floats(&out, "p"), [10.0, 11.0, 20.0, 12.0, 20.5, 21.0, 13.0, 22.0, 14.0].map(Some));
+    // DuckDB: ['sym', 'p', 'size'] and these prices.
+    let sql = "SELECT * EXCLUDE (date, time, i) RENAME (price AS p) FROM trade ORDER BY size, p";
+    assert_eq!(names(sql), ["sym", "p", "size"]);
+    let out = one(&engine.sql(sql).unwrap());
+    assert_eq!(floats(&out, "p"), [14.0, 22.0, 20.5, 21.0, 13.0, 10.0, 12.0, 20.0, 11.0].map(Some));
+    // DuckDB: ['sym', 'price', 'size'] and these prices.
+    let sql = "SELECT * EXCLUDE (date, time, i) REPLACE (price * 2 AS price) FROM trade ORDER BY size, price";
+    assert_eq!(names(sql), ["sym", "price", "size"]);
+    let out = one(&engine.sql(sql).unwrap());
+    assert_eq!(floats(&out, "price"), [28.0, 44.0, 41.0, 42.0, 26.0, 20.0, 24.0, 40.0, 22.0].map(Some));
+    // A qualified star, beside other items, under a WITH.
+    let sql = "WITH w AS (SELECT * FROM trade WHERE sym = 'B') SELECT 1 AS one, w.* EXCLUDE (date, i) RENAME (size AS qty) FROM w";
+    assert_eq!(names(sql), ["one", "sym", "time", "price", "qty"]);
+    assert_eq!(rows(&engine.sql(sql).unwrap()), 4);
+    let e = error(&engine, "SELECT * RENAME (volume AS v) FROM trade");
+    assert!(e.contains("RENAME names column volume") && e.contains("date, sym, time, price, size, i"), "{e}");
+}
+
+#[test]
+fn row_number_errors_point_at_i() {
+    let (_dir, engine) = engine();
+    let e = error(&engine, "SELECT *, i FROM trade");
+    assert!(e.contains("`*` already lists the row number `i`"), "{e}");
+    let e = error(&engine, "SELECT rowid FROM trade");
+    assert!(e.contains("kdb+'s `i`"), "{e}");
+    assert_eq!(int_column(&engine, "SELECT i, * EXCLUDE (i) FROM trade WHERE sym = 'B' ORDER BY i", "i"), [5, 6, 7, 8]);
+}

@@ -48,6 +48,16 @@ QUERIES = [
     "SELECT count(*) FROM t WHERE time < TIMESTAMP '2024-01-02 09:30:00'",
 ]
 
+# Column names and rows of the star forms.
+STARS = [
+    "SELECT * RENAME (price AS p, sym AS s) FROM t ORDER BY time, s",
+    "SELECT * EXCLUDE (date, time) RENAME (price AS p) FROM t ORDER BY size, p",
+    "SELECT * EXCLUDE (date, time) REPLACE (price * 2 AS price) FROM t ORDER BY size, price",
+]
+for sql in STARS:
+    result = con.sql(sql)
+    print(sql, "=>", result.columns, result.fetchall())
+
 for sql in QUERIES:
     try:
         print(sql, "=>", con.sql(sql).fetchall())
