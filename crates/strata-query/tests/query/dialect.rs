@@ -29,7 +29,18 @@ const TRADES: [(&str, i64, f64, i64); 9] = [
     ("A", hms(16, 0, 1, 0), 14.0, 5),
 ];
 
-/// An engine over `trade` (time a kdb+ timespan) written as end of day writes it.
+/// Quotes of partition 2024-01-02: (sym, time, bid), as in `dialect_duckdb.py`.
+const QUOTES: [(&str, i64, f64); 6] = [
+    ("A", hms(7, 0, 0, 0), 9.5),
+    ("A", hms(9, 30, 0, 0), 10.5),
+    ("A", hms(9, 31, 0, 0), 10.75),
+    ("B", hms(9, 29, 0, 0), 19.5),
+    ("B", hms(12, 0, 0, 0), 20.75),
+    ("A", hms(16, 0, 1, 0), 13.5),
+];
+
+/// An engine over `trade` and `quote` (times kdb+ timespans) written as end of day
+/// writes them.
 fn engine() -> (tempfile::TempDir, Engine) {
     let dir = tempfile::tempdir().unwrap();
     let trades = Table::new(vec![
@@ -40,6 +51,13 @@ fn engine() -> (tempfile::TempDir, Engine) {
     ])
     .unwrap();
     write(dir.path(), DAY, "trade", &trades, &sorted_write("none"));
+    let quotes = Table::new(vec![
+        ("sym".into(), Column::from_symbols(QUOTES.iter().map(|q| q.0))),
+        ("time".into(), Column::from_values(ColumnType::Timespan, QUOTES.iter().map(|q| q.1).collect()).unwrap()),
+        ("bid".into(), Column::from_values(ColumnType::Float, QUOTES.iter().map(|q| q.2).collect()).unwrap()),
+    ])
+    .unwrap();
+    write(dir.path(), DAY, "quote", &quotes, &sorted_write("none"));
     let engine = Engine::open(dir.path()).unwrap();
     (dir, engine)
 }
@@ -270,4 +288,32 @@ fn row_number_errors_point_at_i() {
     let e = error(&engine, "SELECT rowid FROM trade");
     assert!(e.contains("kdb+'s `i`"), "{e}");
     assert_eq!(int_column(&engine, "SELECT i, * EXCLUDE (i) FROM trade WHERE sym = 'B' ORDER BY i", "i"), [5, 6, 7, 8]);
+}
+
+#[test]
+fn asof_join_using_keys_and_time() {
+    let (_dir, engine) = engine();
+    // DuckDB: sizes and bids of each trade with the prevailing quote of its symbol.
+    let out = one(&engine
+        .sql("SELECT sym, time, size, bid FROM trade ASOF JOIN quote USING (sym, time) ORDER BY sym, time")
+        .unwrap());
+    assert_eq!(ints(&out, "size"), [100, 300, 100, 75, 5, 200, 40, 50, 10].map(Some));
+    assert_eq!(floats(&out, "bid"), [9.5, 10.5, 10.75, 10.75, 13.5, 19.5, 19.5, 20.75, 20.75].map(Some));
+    // DuckDB, a LEFT join to a filtered, aliased subquery, reading the match's own time.
+    let out = one(&engine
+        .sql("SELECT sym, time, size, bid, q.time::TIME AS qt FROM trade ASOF LEFT JOIN (SELECT * FROM quote WHERE bid > 10) q \
+              USING (sym, time) WHERE time < '12:00' ORDER BY sym, time")
+        .unwrap());
+    assert_eq!(ints(&out, "size"), [100, 300, 100, 200, 40].map(Some));
+    assert_eq!(floats(&out, "bid"), [None, Some(10.5), Some(10.75), Some(19.5), Some(19.5)]);
+    let qt = ["09:30:00", "09:31:00", "09:29:00", "09:29:00"].map(|t| parse_timespan(t));
+    assert_eq!(ints(&out, "qt"), [None, qt[0], qt[1], qt[2], qt[3]]);
+    // DuckDB: ['date', 'sym', 'time', 'price', 'size', 'date', 'bid'] (Strata's star
+    // adds each table's `i`): the USING columns once, the left table's.
+    let sql = "SELECT * FROM trade ASOF JOIN quote USING (sym, time) WHERE size >= 100 ORDER BY sym, time";
+    let schema = engine.schema_of(sql).unwrap();
+    let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+    assert_eq!(names, ["date", "sym", "time", "price", "size", "i", "date", "bid", "i"]);
+    let out = one(&engine.sql(sql).unwrap());
+    assert_eq!(floats(&out, "bid"), [9.5, 10.5, 10.75, 19.5].map(Some));
 }

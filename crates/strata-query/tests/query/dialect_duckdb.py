@@ -22,6 +22,18 @@ con = duckdb.connect()
 con.execute("CREATE TABLE raw (sym VARCHAR, secs DOUBLE, price DOUBLE, size BIGINT)")
 con.executemany("INSERT INTO raw VALUES (?, ?, ?, ?)", TRADES)
 con.execute("CREATE TABLE ti AS SELECT DATE '2024-01-02' AS date, sym, to_microseconds((secs * 1e6)::BIGINT) AS time, price, size FROM raw")
+# Quotes (sym, seconds, bid), as QUOTES in dialect.rs.
+QUOTES = [
+    ("A", 7 * 3600, 9.5),
+    ("A", 9 * 3600 + 30 * 60, 10.5),
+    ("A", 9 * 3600 + 31 * 60, 10.75),
+    ("B", 9 * 3600 + 29 * 60, 19.5),
+    ("B", 12 * 3600, 20.75),
+    ("A", 16 * 3600 + 1, 13.5),
+]
+con.execute("CREATE TABLE rawq (sym VARCHAR, secs DOUBLE, bid DOUBLE)")
+con.executemany("INSERT INTO rawq VALUES (?, ?, ?)", QUOTES)
+con.execute("CREATE TABLE q AS SELECT DATE '2024-01-02' AS date, sym, TIME '00:00' + to_microseconds((secs * 1e6)::BIGINT) AS time, bid FROM rawq")
 con.execute("CREATE TABLE t AS SELECT date, sym, (TIME '00:00' + time) AS time, price, size FROM ti")
 
 QUERIES = [
@@ -53,6 +65,9 @@ STARS = [
     "SELECT * RENAME (price AS p, sym AS s) FROM t ORDER BY time, s",
     "SELECT * EXCLUDE (date, time) RENAME (price AS p) FROM t ORDER BY size, p",
     "SELECT * EXCLUDE (date, time) REPLACE (price * 2 AS price) FROM t ORDER BY size, price",
+    "SELECT sym, time, size, bid FROM t ASOF JOIN q USING (sym, time) ORDER BY sym, time",
+    "SELECT sym, time, size, bid, CAST(q.time AS VARCHAR) AS qt FROM t ASOF LEFT JOIN (SELECT * FROM q WHERE bid > 10) q USING (sym, time) WHERE time < '12:00' ORDER BY sym, time",
+    "SELECT * FROM t ASOF JOIN q USING (sym, time) WHERE size >= 100 ORDER BY sym, time",
 ]
 for sql in STARS:
     result = con.sql(sql)
