@@ -17,7 +17,7 @@ use datafusion::sql::sqlparser::ast::Statement as SqlStatement;
 use datafusion::sql::sqlparser::dialect::dialect_from_str;
 use strata_store::Database;
 
-use crate::dialect::rename;
+use crate::dialect::{pivot, rename};
 use crate::dictionary_groups::DictionaryGroups;
 use crate::error::{QueryError, Result};
 use crate::join::StrataQueryPlanner;
@@ -60,6 +60,10 @@ impl Default for EngineOptions {
         }
     }
 }
+
+/// The most columns a PIVOT over the values it finds may make (DuckDB's default
+/// `pivot_limit`): past it, a pivot on a column such as a trade id is a mistake.
+const MAX_PIVOT_VALUES: usize = 100_000;
 
 /// A parser error as "SQL error: <what and where>".
 fn parse_error(e: datafusion::error::DataFusionError) -> QueryError {
@@ -322,6 +326,13 @@ impl Engine {
         let mut statement = statements.pop_front().expect("one statement");
         if let DfStatement::Statement(inner) = &mut statement {
             mark_time_joins(inner, &blanked.relations).map_err(|e| QueryError::Invalid(format!("SQL error: {e}")))?;
+            let needs = pivot::needs(inner).map_err(|e| QueryError::Invalid(format!("SQL error: {e}")))?;
+            let mut answers = Vec::with_capacity(needs.len());
+            for need in needs {
+                answers.push(self.answer(need).await?);
+            }
+            pivot::write_out(inner, answers, dialect.as_ref())
+                .map_err(|e| QueryError::Invalid(format!("SQL error: {e}")))?;
             if let Some(probe) = rename::probe(inner) {
                 let probe = DfStatement::Statement(Box::new(SqlStatement::Query(Box::new(probe))));
                 let plan = state.statement_to_plan(probe).await.map_err(|e| self.explain_error(e.into()))?;
@@ -335,6 +346,36 @@ impl Engine {
             refuse_writes(&plan)?;
         }
         self.ctx.execute_logical_plan(plan).await.map_err(|e| self.explain_error(e.into()))
+    }
+
+    /// Answers what a PIVOT needs to know of the data: its input's columns (planned
+    /// only) or the values it spreads (run, read-only as every query here).
+    async fn answer(&self, need: pivot::Need) -> Result<pivot::Answer> {
+        let sql = match &need {
+            pivot::Need::Columns(sql) | pivot::Need::Values(sql) => sql,
+        };
+        let state = self.ctx.state();
+        let plan = state.create_logical_plan(sql).await.map_err(|e| self.explain_error(e.into()))?;
+        if let pivot::Need::Columns(_) = need {
+            return Ok(pivot::Answer::Columns(plan.schema().fields().iter().map(|f| f.name().clone()).collect()));
+        }
+        if !self.allow_write {
+            refuse_writes(&plan)?;
+        }
+        let batches = self.ctx.execute_logical_plan(plan).await?.collect().await.map_err(QueryError::from)?;
+        let mut values = Vec::new();
+        for batch in &batches {
+            for row in 0..batch.num_rows() {
+                values.push(datafusion::common::ScalarValue::try_from_array(batch.column(0), row)?);
+            }
+        }
+        if values.len() > MAX_PIVOT_VALUES {
+            return Err(QueryError::Invalid(format!(
+                "PIVOT would make {} columns, more than {MAX_PIVOT_VALUES}: list the values to pivot on",
+                values.len()
+            )));
+        }
+        Ok(pivot::Answer::Values(values))
     }
 
     /// Adds the tables there are to a "table not found" error, and kdb+'s row

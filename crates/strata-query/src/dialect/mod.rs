@@ -13,6 +13,7 @@
 //! | `CAST(x AS TIMESPAN)` | a `TIME`, string or interval as a timespan |
 //! | `OVER (ORDER BY time RANGE BETWEEN INTERVAL '5 minutes' PRECEDING AND CURRENT ROW)` | a time-ranged window |
 //! | `SELECT * RENAME (price AS p)` | the star's columns, `price` named `p` (outermost SELECT only) |
+//! | `FROM t PIVOT (sum(size) FOR ex IN ('N', 'Q'))`, `IN (ANY)`, `t UNPIVOT (v FOR k IN (bid, ask))` | grouped filtered aggregates; a union |
 //! | `7 / 2`, `7 // 2` | 3.5 (`/` on integers is a float division, as in DuckDB and q's `%`), 3 (integer division, truncating) |
 //!
 //! [`install`] puts the pieces into a session: [`planner::DuckOperators`] for
@@ -20,6 +21,7 @@
 //! and [`TimespanType`] for the type name `TIMESPAN`.
 
 mod analyzer;
+pub(crate) mod pivot;
 mod planner;
 pub(crate) mod rename;
 mod timespan;

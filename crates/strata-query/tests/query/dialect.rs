@@ -338,3 +338,50 @@ fn time_of_day_filters_still_narrow_the_scan() {
         assert_eq!(read(condition), (vec![100, 300], 2), "{condition}");
     }
 }
+
+#[test]
+fn pivot_and_unpivot() {
+    let (_dir, engine) = engine();
+    let names = |sql: &str| -> Vec<String> {
+        let schema = engine.schema_of(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+        schema.fields().iter().map(|f| f.name().clone()).collect()
+    };
+    // DuckDB: ['date', 'time', 'price', 'A', 'bee'] (kdb+'s row number `i` is not a
+    // grouping column), one row per trade.
+    let sql = "SELECT * FROM trade PIVOT (sum(size) FOR sym IN ('A', 'B' AS bee)) ORDER BY time, price";
+    assert_eq!(names(sql), ["date", "time", "price", "A", "bee"]);
+    let out = one(&engine.sql(sql).unwrap());
+    assert_eq!(ints(&out, "A"), [Some(100), Some(300), None, Some(100), None, None, Some(75), None, Some(5)]);
+    assert_eq!(ints(&out, "bee"), [None, None, Some(200), None, Some(40), Some(50), None, Some(10), None]);
+    // DuckDB: ['A_v', 'A_max(price)', 'B_v', 'B_max(price)'], (580, 14.0, 300, 22.0).
+    let sql =
+        "SELECT * FROM (SELECT sym, size, price FROM trade) PIVOT (sum(size) AS v, max(price) FOR sym IN ('A', 'B'))";
+    assert_eq!(names(sql), ["A_v", "A_max(price)", "B_v", "B_max(price)"]);
+    let out = one(&engine.sql(sql).unwrap());
+    assert_eq!((ints(&out, "A_v"), floats(&out, "A_max(price)")), (vec![Some(580)], vec![Some(14.0)]));
+    assert_eq!((ints(&out, "B_v"), floats(&out, "B_max(price)")), (vec![Some(300)], vec![Some(22.0)]));
+    // DuckDB's dynamic `PIVOT ... ON half USING sum(size)`: ['sym', 'am', 'pm'],
+    // A 500 80, B 240 60.
+    let sql = "SELECT * FROM (SELECT sym, size, CASE WHEN time < '12:00' THEN 'am' ELSE 'pm' END AS half FROM trade) \
+               PIVOT (sum(size) FOR half IN (ANY ORDER BY half)) ORDER BY sym";
+    assert_eq!(names(sql), ["sym", "am", "pm"]);
+    let out = one(&engine.sql(sql).unwrap());
+    assert_eq!((ints(&out, "am"), ints(&out, "pm")), (vec![Some(500), Some(240)], vec![Some(80), Some(60)]));
+    let sql =
+        "SELECT * FROM (SELECT sym, size FROM trade) PIVOT (count(*) FOR sym IN (SELECT DISTINCT sym FROM trade))";
+    // As DuckDB: count(*) reads no column, so `size` groups.
+    assert_eq!(names(sql), ["size", "A", "B"], "the subquery's values, as found");
+    // DuckDB: ['sym', 'time', 'k', 'v'], each trade's price then its size as qty.
+    let sql = "SELECT * FROM (SELECT sym, time, price, size FROM trade) UNPIVOT (v FOR k IN (price, size AS qty)) \
+               ORDER BY sym, time, k";
+    assert_eq!(names(sql), ["sym", "time", "k", "v"]);
+    let out = one(&engine.sql(sql).unwrap());
+    let want: Vec<f64> = [10.0, 100.0, 11.0, 300.0, 12.0, 100.0, 13.0, 75.0, 14.0, 5.0]
+        .into_iter()
+        .chain([20.0, 200.0, 20.5, 40.0, 21.0, 50.0, 22.0, 10.0])
+        .collect();
+    assert_eq!(floats(&out, "v"), want.into_iter().map(Some).collect::<Vec<_>>());
+    assert_eq!(texts(&out, "k")[..2], [Some("price".to_string()), Some("qty".to_string())]);
+    let e = error(&engine, "SELECT * FROM trade PIVOT (sum(size) FOR (sym, time) IN (('A', '09:30')))");
+    assert!(e.contains("pivot on one column"), "{e}");
+}

@@ -68,6 +68,11 @@ STARS = [
     "SELECT sym, time, size, bid FROM t ASOF JOIN q USING (sym, time) ORDER BY sym, time",
     "SELECT sym, time, size, bid, CAST(q.time AS VARCHAR) AS qt FROM t ASOF LEFT JOIN (SELECT * FROM q WHERE bid > 10) q USING (sym, time) WHERE time < '12:00' ORDER BY sym, time",
     "SELECT * FROM t ASOF JOIN q USING (sym, time) WHERE size >= 100 ORDER BY sym, time",
+    "SELECT * FROM t PIVOT (sum(size) FOR sym IN ('A', 'B' AS bee)) ORDER BY time, price",
+    "SELECT * FROM (SELECT sym, size, price FROM t) PIVOT (sum(size) AS v, max(price) FOR sym IN ('A', 'B'))",
+    # The dynamic form: Strata writes it PIVOT (... FOR half IN (ANY ORDER BY half)).
+    "PIVOT (SELECT sym, size, CASE WHEN time < '12:00' THEN 'am' ELSE 'pm' END AS half FROM t) ON half USING sum(size) ORDER BY sym",
+    "SELECT * FROM (SELECT sym, time, price, size FROM t) UNPIVOT (v FOR k IN (price, size AS qty)) ORDER BY sym, time, k",
 ]
 for sql in STARS:
     result = con.sql(sql)
