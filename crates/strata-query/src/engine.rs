@@ -17,7 +17,7 @@ use datafusion::sql::sqlparser::ast::Statement as SqlStatement;
 use datafusion::sql::sqlparser::dialect::dialect_from_str;
 use strata_store::Database;
 
-use crate::dialect::{pivot, rename};
+use crate::dialect::{pivot, pivot_statement, rename};
 use crate::dictionary_groups::DictionaryGroups;
 use crate::error::{QueryError, Result};
 use crate::join::StrataQueryPlanner;
@@ -317,6 +317,9 @@ impl Engine {
         let dialect_name = state.config().options().sql_parser.dialect.to_string();
         let dialect = dialect_from_str(&dialect_name)
             .ok_or_else(|| QueryError::Invalid(format!("unknown SQL dialect {dialect_name}")))?;
+        let pivoted = pivot_statement::rewrite(sql, dialect.as_ref())
+            .map_err(|e| QueryError::Invalid(format!("SQL error: {e}")))?;
+        let sql = pivoted.as_deref().unwrap_or(sql);
         let blanked =
             blank_time_joins(sql, dialect.as_ref()).map_err(|e| QueryError::Invalid(format!("SQL error: {e}")))?;
         let mut statements = DFParser::parse_sql_with_dialect(&blanked.sql, dialect.as_ref()).map_err(parse_error)?;

@@ -133,7 +133,7 @@ fn has_match_condition(after_join: &[(&Token, Location)]) -> bool {
 }
 
 /// The byte offset of a 1-based line and column (in characters).
-fn byte_offset(sql: &str, at: Location) -> usize {
+pub(crate) fn byte_offset(sql: &str, at: Location) -> usize {
     let (mut line, mut column) = (1u64, 1u64);
     for (offset, c) in sql.char_indices() {
         if line == at.line && column == at.column {

@@ -385,3 +385,36 @@ fn pivot_and_unpivot() {
     let e = error(&engine, "SELECT * FROM trade PIVOT (sum(size) FOR (sym, time) IN (('A', '09:30')))");
     assert!(e.contains("pivot on one column"), "{e}");
 }
+
+#[test]
+fn duckdb_pivot_and_unpivot_statements() {
+    let (_dir, engine) = engine();
+    let names = |sql: &str| -> Vec<String> {
+        let schema = engine.schema_of(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+        schema.fields().iter().map(|f| f.name().clone()).collect()
+    };
+    // DuckDB: ['date', 'B_n', 'B_max(price)', 'A_n', 'A_max(price)'], (300, 22.0, 580, 14.0).
+    let sql = "PIVOT trade ON sym IN ('B', 'A') USING sum(size) AS n, max(price) GROUP BY date";
+    assert_eq!(names(sql), ["date", "B_n", "B_max(price)", "A_n", "A_max(price)"]);
+    let out = one(&engine.sql(sql).unwrap());
+    assert_eq!((ints(&out, "B_n"), ints(&out, "A_n")), (vec![Some(300)], vec![Some(580)]));
+    assert_eq!((floats(&out, "B_max(price)"), floats(&out, "A_max(price)")), (vec![Some(22.0)], vec![Some(14.0)]));
+    // DuckDB (no USING: count(*); no IN: the values found), by size:
+    // (5, 1, 0), (10, 0, 1), (40, 0, 1), (50, 0, 1), (75, 1, 0), (100, 2, 0), (200, 0, 1), (300, 1, 0).
+    let sql = "PIVOT (SELECT sym, size FROM trade) ON sym ORDER BY size";
+    assert_eq!(names(sql), ["size", "A", "B"]);
+    let out = one(&engine.sql(sql).unwrap());
+    assert_eq!(ints(&out, "A"), [1, 0, 0, 0, 1, 2, 0, 1].map(Some));
+    assert_eq!(ints(&out, "B"), [0, 1, 1, 1, 0, 0, 1, 0].map(Some));
+    // DuckDB: ['sym', 'time', 'k', 'v'], the first three rows A 07:59:59 price 10, size 100, A 09:30 price 11.
+    let sql = "UNPIVOT (SELECT sym, time, price, size FROM trade) ON price, size INTO NAME k VALUE v ORDER BY sym, time, k LIMIT 3";
+    assert_eq!(names(sql), ["sym", "time", "k", "v"]);
+    let out = one(&engine.sql(sql).unwrap());
+    assert_eq!(floats(&out, "v"), [10.0, 100.0, 11.0].map(Some));
+    assert_eq!(texts(&out, "k"), ["price", "size", "price"].map(|k| Some(k.to_string())));
+    // DuckDB: ['sym', 'name', 'value'], B price 20, B size 200, A price 11, A size 300.
+    let sql = "UNPIVOT (SELECT sym, price, size FROM trade WHERE size > 100) ON price, size ORDER BY value";
+    assert_eq!(names(sql), ["sym", "name", "value"]);
+    let out = one(&engine.sql(sql).unwrap());
+    assert_eq!(floats(&out, "value"), [11.0, 20.0, 200.0, 300.0].map(Some));
+}

@@ -73,6 +73,10 @@ STARS = [
     # The dynamic form: Strata writes it PIVOT (... FOR half IN (ANY ORDER BY half)).
     "PIVOT (SELECT sym, size, CASE WHEN time < '12:00' THEN 'am' ELSE 'pm' END AS half FROM t) ON half USING sum(size) ORDER BY sym",
     "SELECT * FROM (SELECT sym, time, price, size FROM t) UNPIVOT (v FOR k IN (price, size AS qty)) ORDER BY sym, time, k",
+    "PIVOT t ON sym IN ('B', 'A') USING sum(size) AS n, max(price) GROUP BY date",
+    "PIVOT (SELECT sym, size FROM t) ON sym",
+    "UNPIVOT (SELECT sym, time, price, size FROM t) ON price, size INTO NAME k VALUE v ORDER BY sym, time, k LIMIT 3",
+    "UNPIVOT (SELECT sym, price, size FROM t WHERE size > 100) ON price, size",
 ]
 for sql in STARS:
     result = con.sql(sql)
