@@ -14,7 +14,7 @@ use datafusion::logical_expr::{LogicalPlan, ScalarUDF};
 use datafusion::prelude::{SQLOptions, SessionConfig, SessionContext};
 use datafusion::sql::parser::{DFParser, Statement as DfStatement};
 use datafusion::sql::sqlparser::ast::Statement as SqlStatement;
-use datafusion::sql::sqlparser::dialect::dialect_from_str;
+use datafusion::sql::sqlparser::dialect::{Dialect, dialect_from_str};
 use strata_store::Database;
 
 use crate::dialect::{pivot, pivot_statement, rename};
@@ -64,6 +64,11 @@ impl Default for EngineOptions {
 /// The most columns a PIVOT over the values it finds may make (DuckDB's default
 /// `pivot_limit`): past it, a pivot on a column such as a trade id is a mistake.
 const MAX_PIVOT_VALUES: usize = 100_000;
+
+/// A rewrite's error as "SQL error: <what>".
+fn sql_error(e: String) -> QueryError {
+    QueryError::Invalid(format!("SQL error: {e}"))
+}
 
 /// A parser error as "SQL error: <what and where>".
 fn parse_error(e: datafusion::error::DataFusionError) -> QueryError {
@@ -317,31 +322,17 @@ impl Engine {
         let dialect_name = state.config().options().sql_parser.dialect.to_string();
         let dialect = dialect_from_str(&dialect_name)
             .ok_or_else(|| QueryError::Invalid(format!("unknown SQL dialect {dialect_name}")))?;
-        let pivoted = pivot_statement::rewrite(sql, dialect.as_ref())
-            .map_err(|e| QueryError::Invalid(format!("SQL error: {e}")))?;
+        let pivoted = pivot_statement::rewrite(sql, dialect.as_ref()).map_err(sql_error)?;
         let sql = pivoted.as_deref().unwrap_or(sql);
-        let blanked =
-            blank_time_joins(sql, dialect.as_ref()).map_err(|e| QueryError::Invalid(format!("SQL error: {e}")))?;
+        let blanked = blank_time_joins(sql, dialect.as_ref()).map_err(sql_error)?;
         let mut statements = DFParser::parse_sql_with_dialect(&blanked.sql, dialect.as_ref()).map_err(parse_error)?;
         if statements.len() != 1 {
             return Err(QueryError::Invalid(format!("expected one SQL statement, found {}", statements.len())));
         }
         let mut statement = statements.pop_front().expect("one statement");
         if let DfStatement::Statement(inner) = &mut statement {
-            mark_time_joins(inner, &blanked.relations).map_err(|e| QueryError::Invalid(format!("SQL error: {e}")))?;
-            let needs = pivot::needs(inner).map_err(|e| QueryError::Invalid(format!("SQL error: {e}")))?;
-            let mut answers = Vec::with_capacity(needs.len());
-            for need in needs {
-                answers.push(self.answer(need).await?);
-            }
-            pivot::write_out(inner, answers, dialect.as_ref())
-                .map_err(|e| QueryError::Invalid(format!("SQL error: {e}")))?;
-            if let Some(probe) = rename::probe(inner) {
-                let probe = DfStatement::Statement(Box::new(SqlStatement::Query(Box::new(probe))));
-                let plan = state.statement_to_plan(probe).await.map_err(|e| self.explain_error(e.into()))?;
-                let columns: Vec<_> = plan.schema().iter().map(|(t, f)| (t.cloned(), f.name().clone())).collect();
-                rename::expand(inner, &columns).map_err(|e| QueryError::Invalid(format!("SQL error: {e}")))?;
-            }
+            mark_time_joins(inner, &blanked.relations).map_err(sql_error)?;
+            self.write_out_data_dependent(inner, dialect.as_ref()).await?;
         }
         let plan = state.statement_to_plan(statement).await.map_err(|e| self.explain_error(e.into()))?;
         // Before `execute_logical_plan`, which runs DDL at once.
@@ -349,6 +340,25 @@ impl Engine {
             refuse_writes(&plan)?;
         }
         self.ctx.execute_logical_plan(plan).await.map_err(|e| self.explain_error(e.into()))
+    }
+
+    /// Writes out the SQL forms DataFusion parses but does not plan, whose meaning
+    /// depends on the tables: `PIVOT` / `UNPIVOT` (their input's columns, the
+    /// values found), then `* RENAME` (the star's columns).
+    async fn write_out_data_dependent(&self, statement: &mut SqlStatement, dialect: &dyn Dialect) -> Result<()> {
+        let needs = pivot::needs(statement).map_err(sql_error)?;
+        let mut answers = Vec::with_capacity(needs.len());
+        for need in needs {
+            answers.push(self.answer(need).await?);
+        }
+        pivot::write_out(statement, answers, dialect).map_err(sql_error)?;
+        if let Some(probe) = rename::probe(statement) {
+            let probe = DfStatement::Statement(Box::new(SqlStatement::Query(Box::new(probe))));
+            let plan = self.ctx.state().statement_to_plan(probe).await.map_err(|e| self.explain_error(e.into()))?;
+            let columns: Vec<_> = plan.schema().iter().map(|(t, f)| (t.cloned(), f.name().clone())).collect();
+            rename::expand(statement, &columns).map_err(sql_error)?;
+        }
+        Ok(())
     }
 
     /// Answers what a PIVOT needs to know of the data: its input's columns (planned
