@@ -52,10 +52,10 @@ impl<F: FnMut(&mut TableFactor) -> Result<(), String>> VisitorMut for Factors<F>
     type Break = String;
 
     fn post_visit_table_factor(&mut self, factor: &mut TableFactor) -> ControlFlow<String> {
-        if matches!(factor, TableFactor::Pivot { .. } | TableFactor::Unpivot { .. }) {
-            if let Err(e) = (self.0)(factor) {
-                return ControlFlow::Break(e);
-            }
+        if matches!(factor, TableFactor::Pivot { .. } | TableFactor::Unpivot { .. })
+            && let Err(e) = (self.0)(factor)
+        {
+            return ControlFlow::Break(e);
         }
         ControlFlow::Continue(())
     }

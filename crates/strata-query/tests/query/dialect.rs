@@ -306,7 +306,7 @@ fn asof_join_using_keys_and_time() {
         .unwrap());
     assert_eq!(ints(&out, "size"), [100, 300, 100, 200, 40].map(Some));
     assert_eq!(floats(&out, "bid"), [None, Some(10.5), Some(10.75), Some(19.5), Some(19.5)]);
-    let qt = ["09:30:00", "09:31:00", "09:29:00", "09:29:00"].map(|t| parse_timespan(t));
+    let qt = ["09:30:00", "09:31:00", "09:29:00", "09:29:00"].map(parse_timespan);
     assert_eq!(ints(&out, "qt"), [None, qt[0], qt[1], qt[2], qt[3]]);
     // DuckDB: ['date', 'sym', 'time', 'price', 'size', 'date', 'bid'] (Strata's star
     // adds each table's `i`): the USING columns once, the left table's.
