@@ -5,6 +5,8 @@
 //!   are strings, `TIME`s or intervals: each made a timespan, as comparisons are
 //!   (see [`super::planner`]);
 //! - `CAST(time AS TIME)` / `time::TIME`: the time of day, an error outside a day;
+//! - `TIMESTAMP '2024-01-02 09:30'` and a timestamp compared with, or between,
+//!   such strings: read to the minute, as DuckDB reads them;
 //! - `CAST(x AS TIMESPAN)` of a `TIME`, a string or an interval, and
 //!   `CAST(TIME '09:30' AS INTERVAL)`: through nanoseconds since midnight;
 //! - a window ordered by a timespan with a `RANGE` frame (which an `ORDER BY`
@@ -18,15 +20,15 @@
 use arrow_schema::{DataType, TimeUnit};
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TreeNode};
-use datafusion::common::{DFSchema, Result};
+use datafusion::common::{DFSchema, Result, ScalarValue};
 use datafusion::logical_expr::expr::{Between, Cast, InList, TryCast, WindowFunction};
 use datafusion::logical_expr::expr_rewriter::NamePreserver;
 use datafusion::logical_expr::utils::merge_schema;
-use datafusion::logical_expr::{Expr, ExprSchemable, LogicalPlan, WindowFrameUnits, cast};
+use datafusion::logical_expr::{Expr, ExprSchemable, LogicalPlan, WindowFrameUnits, cast, lit};
 use datafusion::optimizer::AnalyzerRule;
 
 use super::planner::meeting;
-use super::timespan::{TIMESPAN, TimeOfDay, as_timespan, is_timespan};
+use super::timespan::{TIMESPAN, TimeOfDay, as_timespan, is_timespan, timestamp_to_the_minute};
 
 /// The rule (see the module documentation).
 #[derive(Debug, Default)]
@@ -69,6 +71,18 @@ fn rewrite(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
             let high = met(*high, &expr, schema)?;
             Ok(Transformed::yes(Expr::Between(Between::new(expr, negated, Box::new(low), Box::new(high)))))
         }
+        Expr::Between(Between { expr, negated, low, high })
+            if type_of(&expr).is_some_and(|t| matches!(t, DataType::Timestamp(..)))
+                && (minute_text(&low).is_some() || minute_text(&high).is_some()) =>
+        {
+            let t = type_of(&expr).expect("typed");
+            let bound = |b: Expr| match minute_text(&b) {
+                Some(_) => rewrite(cast(b, t.clone()), schema).map(|done| done.data),
+                None => Ok(b),
+            };
+            let (low, high) = (bound(*low)?, bound(*high)?);
+            Ok(Transformed::yes(Expr::Between(Between::new(expr, negated, Box::new(low), Box::new(high)))))
+        }
         Expr::InList(InList { expr, list, negated })
             if type_of(&expr).is_some_and(|t| is_timespan(&t))
                 && list.iter().any(|e| !type_of(e).is_some_and(|t| is_timespan(&t))) =>
@@ -102,6 +116,9 @@ fn met(value: Expr, span: &Expr, schema: &DFSchema) -> Result<Expr> {
 fn converted(expr: Expr, to: &DataType, schema: &DFSchema) -> Result<Result<Expr, Expr>> {
     let Ok(from) = expr.get_type(schema) else { return Ok(Err(expr)) };
     let is_time = |t: &DataType| matches!(t, DataType::Time32(_) | DataType::Time64(_));
+    if let (Some(text), DataType::Timestamp(..)) = (minute_text(&expr), to) {
+        return Ok(Ok(cast(lit(text), to.clone())));
+    }
     Ok(match (&from, to) {
         (f, t) if is_timespan(f) && is_time(t) => Ok(TimeOfDay::call(cast(expr, TIMESPAN), t)),
         (f, t) if is_timespan(t) && !is_timespan(f) => match as_timespan(expr.clone(), &from)? {
@@ -114,6 +131,17 @@ fn converted(expr: Expr, to: &DataType, schema: &DFSchema) -> Result<Result<Expr
         },
         _ => Err(expr),
     })
+}
+
+/// A string constant holding a timestamp to the minute, with its seconds added.
+fn minute_text(expr: &Expr) -> Option<String> {
+    match expr {
+        Expr::Literal(
+            ScalarValue::Utf8(Some(s)) | ScalarValue::LargeUtf8(Some(s)) | ScalarValue::Utf8View(Some(s)),
+            _,
+        ) => timestamp_to_the_minute(s),
+        _ => None,
+    }
 }
 
 /// A window ordered by a timespan with a `RANGE` frame, ordered by it as a

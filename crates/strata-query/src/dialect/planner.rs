@@ -6,6 +6,8 @@
 //!   `time >= TIME '09:30'`, `time < INTERVAL '9 hours'`;
 //! - a timespan compared with a `DATE` or `TIMESTAMP` is an error that says what to
 //!   write instead, as in DuckDB (a time of day and a date do not compare);
+//! - a timestamp compared with a string reads it as DuckDB does, to the minute
+//!   too (`date + time >= '2024-01-02 09:30'`);
 //! - `date + time` and `date - time` are timestamps; `time + INTERVAL '5 minutes'`
 //!   and `time - INTERVAL '5 minutes'` are timespans (as DuckDB's `TIME` plus an
 //!   interval is a `TIME`);
@@ -76,7 +78,13 @@ fn is_date(t: &DataType) -> bool {
 /// The two sides of a comparison, the side that is not a timespan made one when the
 /// other is.
 pub(super) fn compared(left: Expr, left_type: &DataType, right: Expr, right_type: &DataType) -> Result<(Expr, Expr)> {
-    if is_timespan(left_type) && !is_timespan(right_type) {
+    let text = |e: &Expr| matches!(e, Expr::Literal(v, _) if matches!(v.data_type(), DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View));
+    if matches!(left_type, DataType::Timestamp(..)) && text(&right) {
+        // A cast the analyzer reads (`'2024-01-02 09:30'` to the minute included).
+        Ok((left, cast(right, left_type.clone())))
+    } else if matches!(right_type, DataType::Timestamp(..)) && text(&left) {
+        Ok((cast(left, right_type.clone()), right))
+    } else if is_timespan(left_type) && !is_timespan(right_type) {
         let right = meeting(right, right_type, &left)?;
         Ok((left, right))
     } else if is_timespan(right_type) && !is_timespan(left_type) {

@@ -78,6 +78,24 @@ fn digits(s: &str) -> Option<i64> {
     s.parse().ok()
 }
 
+/// A timestamp written to the minute (`2024-01-02 09:30`, which DuckDB reads and
+/// Arrow's parser does not) with its seconds added; `None` for any other text.
+pub fn timestamp_to_the_minute(text: &str) -> Option<String> {
+    let b = text.as_bytes();
+    let digits_at = |range: std::ops::Range<usize>| b[range].iter().all(u8::is_ascii_digit);
+    let shaped = b.len() == 16
+        && digits_at(0..4)
+        && b[4] == b'-'
+        && digits_at(5..7)
+        && b[7] == b'-'
+        && digits_at(8..10)
+        && (b[10] == b' ' || b[10] == b'T')
+        && digits_at(11..13)
+        && b[13] == b':'
+        && digits_at(14..16);
+    shaped.then(|| format!("{text}:00"))
+}
+
 /// `expr` (of type `from`) as a `Duration(ns)` expression, to meet a timespan:
 /// a string, a `TIME`, an interval or a duration. `None` for other types, which
 /// have no meaning as a timespan. An error for a string or interval constant that
@@ -224,6 +242,15 @@ mod tests {
         assert_eq!(parse_timespan("1 day"), Some(24 * H));
         for bad in ["9:75", "ten", "1 month", "09:30:00.", "09:30:00.1234567890", "09:30:61", "1:2:3:4"] {
             assert_eq!(parse_timespan(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn timestamps_to_the_minute_get_seconds() {
+        assert_eq!(timestamp_to_the_minute("2024-01-02 09:30").as_deref(), Some("2024-01-02 09:30:00"));
+        assert_eq!(timestamp_to_the_minute("2024-01-02T09:30").as_deref(), Some("2024-01-02T09:30:00"));
+        for other in ["2024-01-02 09:30:00", "2024-01-02", "2024-01-02 9:30", "2024-01-02 09:3x"] {
+            assert_eq!(timestamp_to_the_minute(other), None, "{other}");
         }
     }
 

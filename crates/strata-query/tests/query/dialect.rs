@@ -166,6 +166,13 @@ fn timespans_cast_and_add_as_times_of_day() {
     assert_eq!(int_column(&engine, "SELECT time + date AS ts FROM trade ORDER BY time, sym", "ts"), stamps);
     let between = "date + time BETWEEN TIMESTAMP '2024-01-02 09:00:00' AND TIMESTAMP '2024-01-02 12:00:00'";
     assert_eq!(sizes(&engine, between), [40, 50, 100, 200, 300]);
+    // DuckDB reads timestamps written to the minute.
+    assert_eq!(
+        sizes(&engine, "date + time BETWEEN '2024-01-02 09:00' AND '2024-01-02 12:00'"),
+        [40, 50, 100, 200, 300]
+    );
+    assert_eq!(sizes(&engine, "date + time >= TIMESTAMP '2024-01-02 16:00'"), [5, 10]);
+    assert_eq!(sizes(&engine, "'2024-01-02 16:00' <= date + time"), [5, 10]);
     let schema = engine.schema_of("SELECT date + time AS ts, time::TIME AS t FROM trade").unwrap();
     assert_eq!(schema.field(0).data_type().to_string(), "Timestamp(ns)");
     assert_eq!(schema.field(1).data_type().to_string(), "Time64(ns)");
@@ -417,4 +424,22 @@ fn duckdb_pivot_and_unpivot_statements() {
     assert_eq!(names(sql), ["sym", "name", "value"]);
     let out = one(&engine.sql(sql).unwrap());
     assert_eq!(floats(&out, "value"), [11.0, 20.0, 200.0, 300.0].map(Some));
+}
+
+#[test]
+fn time_joins_and_buckets_over_timespans() {
+    let (_dir, engine) = engine();
+    // DuckDB, as a correlated count: (SELECT count(*) FROM q WHERE q.sym = t.sym AND
+    // q.time BETWEEN t.time - INTERVAL '1 minute' AND t.time + INTERVAL '1 minute').
+    let sql = "SELECT t.sym, t.time, count(*) AS n FROM trade t WINDOW JOIN quote q ON t.sym = q.sym \
+               AND q.time BETWEEN t.time - INTERVAL '1 minute' AND t.time + INTERVAL '1 minute' ORDER BY t.sym, t.time";
+    assert_eq!(int_column(&engine, sql, "n"), [0, 2, 0, 0, 1, 1, 0, 1, 0]);
+    // DuckDB: time_bucket(INTERVAL '5 minutes', date + time), count(*).
+    let sql =
+        "SELECT time_bucket(INTERVAL '5 minutes', date + time) AS b, count(*) AS n FROM trade GROUP BY 1 ORDER BY 1";
+    let out = one(&engine.sql(sql).unwrap());
+    let day = 1704153600 * SECOND;
+    let buckets = [hms(7, 55, 0, 0), hms(9, 30, 0, 0), hms(12, 0, 0, 0), hms(16, 0, 0, 0)].map(|t| Some(day + t));
+    assert_eq!(ints(&out, "b"), buckets);
+    assert_eq!(ints(&out, "n"), [1, 4, 2, 2].map(Some));
 }

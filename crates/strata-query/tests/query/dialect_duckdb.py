@@ -49,6 +49,8 @@ QUERIES = [
     "SELECT CAST(time + INTERVAL '5 minutes' AS VARCHAR) FROM t ORDER BY time, sym",
     "SELECT epoch_ns(date + time) FROM t ORDER BY time, sym",
     "SELECT size FROM t WHERE date + time BETWEEN TIMESTAMP '2024-01-02 09:00:00' AND TIMESTAMP '2024-01-02 12:00:00' ORDER BY size",
+    "SELECT size FROM t WHERE date + time BETWEEN '2024-01-02 09:00' AND '2024-01-02 12:00' ORDER BY size",
+    "SELECT size FROM t WHERE date + time >= TIMESTAMP '2024-01-02 16:00' ORDER BY size",
     "SELECT sum(size) OVER (PARTITION BY sym ORDER BY time RANGE BETWEEN INTERVAL '5 minutes' PRECEDING AND CURRENT ROW) FROM t ORDER BY sym, time",
     "SELECT sum(size) OVER (ORDER BY time RANGE BETWEEN INTERVAL '5 minutes' PRECEDING AND INTERVAL '1 minute' FOLLOWING) FROM t ORDER BY time, sym",
     "SELECT sum(size) OVER (PARTITION BY sym ORDER BY time) FROM t ORDER BY sym, time",
@@ -74,6 +76,9 @@ STARS = [
     "PIVOT (SELECT sym, size, CASE WHEN time < '12:00' THEN 'am' ELSE 'pm' END AS half FROM t) ON half USING sum(size) ORDER BY sym",
     "SELECT * FROM (SELECT sym, time, price, size FROM t) UNPIVOT (v FOR k IN (price, size AS qty)) ORDER BY sym, time, k",
     "PIVOT t ON sym IN ('B', 'A') USING sum(size) AS n, max(price) GROUP BY date",
+    # Strata's WINDOW JOIN ... ON q.time BETWEEN t.time - INTERVAL '1 minute' AND t.time + INTERVAL '1 minute'.
+    "SELECT t.sym, t.time, (SELECT count(*) FROM q WHERE q.sym = t.sym AND q.time BETWEEN t.time - INTERVAL '1 minute' AND t.time + INTERVAL '1 minute') AS n FROM t ORDER BY t.sym, t.time",
+    "SELECT time_bucket(INTERVAL '5 minutes', date + time) AS b, count(*) AS n FROM t GROUP BY 1 ORDER BY 1",
     "PIVOT (SELECT sym, size FROM t) ON sym",
     "UNPIVOT (SELECT sym, time, price, size FROM t) ON price, size INTO NAME k VALUE v ORDER BY sym, time, k LIMIT 3",
     "UNPIVOT (SELECT sym, price, size FROM t WHERE size > 100) ON price, size",
