@@ -13,9 +13,11 @@ use datafusion::execution::runtime_env::RuntimeEnvBuilder;
 use datafusion::logical_expr::{LogicalPlan, ScalarUDF};
 use datafusion::prelude::{SQLOptions, SessionConfig, SessionContext};
 use datafusion::sql::parser::{DFParser, Statement as DfStatement};
-use datafusion::sql::sqlparser::dialect::dialect_from_str;
+use datafusion::sql::sqlparser::ast::Statement as SqlStatement;
+use datafusion::sql::sqlparser::dialect::{Dialect, dialect_from_str};
 use strata_store::Database;
 
+use crate::dialect::{pivot, pivot_statement, rename};
 use crate::dictionary_groups::DictionaryGroups;
 use crate::error::{QueryError, Result};
 use crate::join::StrataQueryPlanner;
@@ -57,6 +59,15 @@ impl Default for EngineOptions {
             allow_write: false,
         }
     }
+}
+
+/// The most columns a PIVOT over the values it finds may make (DuckDB's default
+/// `pivot_limit`): past it, a pivot on a column such as a trade id is a mistake.
+const MAX_PIVOT_VALUES: usize = 100_000;
+
+/// A rewrite's error as "SQL error: <what>".
+fn sql_error(e: String) -> QueryError {
+    QueryError::Invalid(format!("SQL error: {e}"))
 }
 
 /// A parser error as "SQL error: <what and where>".
@@ -156,7 +167,7 @@ impl Engine {
             let no_spill = DiskManagerBuilder::default().with_mode(DiskManagerMode::Disabled);
             runtime_env = runtime_env.with_memory_limit(limit, 1.0).with_disk_manager_builder(no_spill);
         }
-        let state = SessionStateBuilder::new()
+        let state = crate::dialect::install(SessionStateBuilder::new())
             .with_config(config)
             .with_runtime_env(runtime_env.build_arc()?)
             .with_default_features()
@@ -308,15 +319,17 @@ impl Engine {
         let dialect_name = state.config().options().sql_parser.dialect.to_string();
         let dialect = dialect_from_str(&dialect_name)
             .ok_or_else(|| QueryError::Invalid(format!("unknown SQL dialect {dialect_name}")))?;
-        let blanked =
-            blank_time_joins(sql, dialect.as_ref()).map_err(|e| QueryError::Invalid(format!("SQL error: {e}")))?;
+        let pivoted = pivot_statement::rewrite(sql, dialect.as_ref()).map_err(sql_error)?;
+        let sql = pivoted.as_deref().unwrap_or(sql);
+        let blanked = blank_time_joins(sql, dialect.as_ref()).map_err(sql_error)?;
         let mut statements = DFParser::parse_sql_with_dialect(&blanked.sql, dialect.as_ref()).map_err(parse_error)?;
         if statements.len() != 1 {
             return Err(QueryError::Invalid(format!("expected one SQL statement, found {}", statements.len())));
         }
         let mut statement = statements.pop_front().expect("one statement");
         if let DfStatement::Statement(inner) = &mut statement {
-            mark_time_joins(inner, &blanked.relations).map_err(|e| QueryError::Invalid(format!("SQL error: {e}")))?;
+            mark_time_joins(inner, &blanked.relations).map_err(sql_error)?;
+            self.write_out_data_dependent(inner, dialect.as_ref()).await?;
         }
         let plan = state.statement_to_plan(statement).await.map_err(|e| self.explain_error(e.into()))?;
         // Before `execute_logical_plan`, which runs DDL at once.
@@ -326,13 +339,73 @@ impl Engine {
         self.ctx.execute_logical_plan(plan).await.map_err(|e| self.explain_error(e.into()))
     }
 
-    /// Adds the tables there are to a "table not found" error.
+    /// Writes out the SQL forms DataFusion parses but does not plan, whose meaning
+    /// depends on the tables: `PIVOT` / `UNPIVOT` (their input's columns, the
+    /// values found), then `* RENAME` (the star's columns).
+    async fn write_out_data_dependent(&self, statement: &mut SqlStatement, dialect: &dyn Dialect) -> Result<()> {
+        let needs = pivot::needs(statement).map_err(sql_error)?;
+        let mut answers = Vec::with_capacity(needs.len());
+        for need in needs {
+            answers.push(self.answer(need).await?);
+        }
+        pivot::write_out(statement, answers, dialect).map_err(sql_error)?;
+        if let Some(probe) = rename::probe(statement) {
+            let probe = DfStatement::Statement(Box::new(SqlStatement::Query(Box::new(probe))));
+            let plan = self.ctx.state().statement_to_plan(probe).await.map_err(|e| self.explain_error(e.into()))?;
+            let columns: Vec<_> = plan.schema().iter().map(|(t, f)| (t.cloned(), f.name().clone())).collect();
+            rename::expand(statement, &columns).map_err(sql_error)?;
+        }
+        Ok(())
+    }
+
+    /// Answers what a PIVOT needs to know of the data: its input's columns (planned
+    /// only) or the values it spreads (run, read-only as every query here).
+    async fn answer(&self, need: pivot::Need) -> Result<pivot::Answer> {
+        let sql = match &need {
+            pivot::Need::Columns(sql) | pivot::Need::Values(sql) => sql,
+        };
+        let state = self.ctx.state();
+        let plan = state.create_logical_plan(sql).await.map_err(|e| self.explain_error(e.into()))?;
+        if let pivot::Need::Columns(_) = need {
+            return Ok(pivot::Answer::Columns(plan.schema().fields().iter().map(|f| f.name().clone()).collect()));
+        }
+        if !self.allow_write {
+            refuse_writes(&plan)?;
+        }
+        let batches = self.ctx.execute_logical_plan(plan).await?.collect().await.map_err(QueryError::from)?;
+        let mut values = Vec::new();
+        for batch in &batches {
+            for row in 0..batch.num_rows() {
+                values.push(datafusion::common::ScalarValue::try_from_array(batch.column(0), row)?);
+            }
+        }
+        if values.len() > MAX_PIVOT_VALUES {
+            return Err(QueryError::Invalid(format!(
+                "PIVOT would make {} columns, more than {MAX_PIVOT_VALUES}: list the values to pivot on",
+                values.len()
+            )));
+        }
+        Ok(pivot::Answer::Values(values))
+    }
+
+    /// Adds the tables there are to a "table not found" error, and kdb+'s row
+    /// number `i` to errors a DuckDB user meets looking for DuckDB's `rowid`.
     fn explain_error(&self, error: QueryError) -> QueryError {
         let text = error.to_string();
         if text.contains("table '") && text.contains("not found") {
             let names = self.table_names();
             let shown = if names.is_empty() { "none".to_string() } else { names.join(", ") };
             return QueryError::Invalid(format!("{text}; tables are: {shown}"));
+        }
+        if text.contains("No field named rowid") {
+            return QueryError::Invalid(format!(
+                "{text}\nStrata's row number is kdb+'s `i` (numbered within each date partition), where DuckDB has `rowid`"
+            ));
+        }
+        if text.contains("Projections require unique expression names") && text.contains(".i\"") {
+            return QueryError::Invalid(format!(
+                "{text}\n`*` already lists the row number `i`, last; to put it elsewhere write `SELECT i, * EXCLUDE (i)`"
+            ));
         }
         error
     }

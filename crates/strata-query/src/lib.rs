@@ -11,10 +11,13 @@
 //! - [`join`]: `ASOF [LEFT] JOIN` (DuckDB's and Snowflake's forms) as a merge over
 //!   inputs in `(keys, time)` order, and `WINDOW JOIN` (kdb+'s `wj1`): aggregates
 //!   of the right rows within a time window around each left row.
+//! - [`dialect`]: DuckDB's ways with times of day, casts, time-ranged windows and
+//!   integer division, over kdb+ timespans.
 //! - [`functions`]: `wavg`, `wsum`, `xbar`, `time_bucket` and q's names for
 //!   median, standard deviation, correlation, first and last.
 
 pub mod arrow_view;
+pub mod dialect;
 mod dictionary_groups;
 mod engine;
 mod error;

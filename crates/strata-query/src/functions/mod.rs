@@ -2,7 +2,8 @@
 //!
 //! | SQL | q | what |
 //! |---|---|---|
-//! | `wavg(w, x)` | `w wavg x` | weighted average |
+//! | `wavg(w, x)` | `w wavg x` | weighted average (weights first, as in q) |
+//! | `weighted_avg(x, w)` | `w wavg x` | DuckDB's name and order (values first) for the same |
 //! | `wsum(w, x)` | `w wsum x` | weighted sum |
 //! | `xbar(b, x)` | `b xbar x` | `x` rounded down to a multiple of `b` (numbers, timestamps, timespans) |
 //! | `time_bucket(interval, ts)` | `xbar` | DuckDB's name for the same |
@@ -29,6 +30,7 @@ pub use weighted::{Weighted, WeightedAggregate};
 pub fn register(ctx: &SessionContext) -> datafusion::common::Result<()> {
     ctx.register_udaf(AggregateUDF::new_from_impl(WeightedAggregate::new(Weighted::Average)));
     ctx.register_udaf(AggregateUDF::new_from_impl(WeightedAggregate::new(Weighted::Sum)));
+    ctx.register_udaf(AggregateUDF::new_from_impl(WeightedAggregate::weighted_avg()));
     ctx.register_udf(ScalarUDF::new_from_impl(Bucket::new("xbar")));
     ctx.register_udf(ScalarUDF::new_from_impl(Bucket::new("time_bucket")));
     let aliases: [(Arc<AggregateUDF>, &str); 6] = [

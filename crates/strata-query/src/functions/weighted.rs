@@ -1,5 +1,7 @@
 //! kdb+'s weighted aggregates: `wavg(w, x)` (sum of w*x over sum of w) and
 //! `wsum(w, x)` (sum of w*x). Weights come first, as in q's `w wavg x`.
+//! DuckDB's `weighted_avg(x, w)` is `wavg` with the value first, as DuckDB orders
+//! them: the same numbers, so a query moved from either system keeps its meaning.
 
 use std::sync::Arc;
 
@@ -25,25 +27,34 @@ pub enum Weighted {
 #[derive(Debug, PartialEq, Eq, Hash)]
 pub struct WeightedAggregate {
     kind: Weighted,
+    /// Whether the weight is the first argument (q's order) or the second (DuckDB's).
+    weight_first: bool,
     signature: Signature,
 }
 
 impl WeightedAggregate {
-    /// The aggregate of `kind`. Both arguments are read as floats.
+    /// The aggregate of `kind`, weights first (`wavg`, `wsum`). Both arguments
+    /// are read as floats.
     pub fn new(kind: Weighted) -> WeightedAggregate {
         let signature = Signature::one_of(
             vec![TypeSignature::Exact(vec![DataType::Float64, DataType::Float64])],
             Volatility::Immutable,
         );
-        WeightedAggregate { kind, signature }
+        WeightedAggregate { kind, weight_first: true, signature }
+    }
+
+    /// DuckDB's `weighted_avg(x, w)`: the weighted average, value first.
+    pub fn weighted_avg() -> WeightedAggregate {
+        WeightedAggregate { weight_first: false, ..WeightedAggregate::new(Weighted::Average) }
     }
 }
 
 impl AggregateUDFImpl for WeightedAggregate {
     fn name(&self) -> &str {
-        match self.kind {
-            Weighted::Average => "wavg",
-            Weighted::Sum => "wsum",
+        match (self.kind, self.weight_first) {
+            (Weighted::Average, true) => "wavg",
+            (Weighted::Average, false) => "weighted_avg",
+            (Weighted::Sum, _) => "wsum",
         }
     }
 
@@ -67,7 +78,8 @@ impl AggregateUDFImpl for WeightedAggregate {
     }
 
     fn accumulator(&self, _args: AccumulatorArgs) -> Result<Box<dyn Accumulator>> {
-        Ok(Box::new(WeightedAccumulator { kind: self.kind, weighted_sum: 0.0, weight: 0.0, seen: false }))
+        let weight_at = if self.weight_first { 0 } else { 1 };
+        Ok(Box::new(WeightedAccumulator { kind: self.kind, weight_at, weighted_sum: 0.0, weight: 0.0, seen: false }))
     }
 }
 
@@ -75,6 +87,8 @@ impl AggregateUDFImpl for WeightedAggregate {
 #[derive(Debug)]
 struct WeightedAccumulator {
     kind: Weighted,
+    /// The argument holding the weights (0 or 1); the other holds the values.
+    weight_at: usize,
     weighted_sum: f64,
     weight: f64,
     seen: bool,
@@ -82,7 +96,10 @@ struct WeightedAccumulator {
 
 impl Accumulator for WeightedAccumulator {
     fn update_batch(&mut self, values: &[ArrayRef]) -> Result<()> {
-        let (w, x) = (values[0].as_primitive::<Float64Type>(), values[1].as_primitive::<Float64Type>());
+        let (w, x) = (
+            values[self.weight_at].as_primitive::<Float64Type>(),
+            values[1 - self.weight_at].as_primitive::<Float64Type>(),
+        );
         if w.null_count() == 0 && x.null_count() == 0 {
             for (w, x) in w.values().iter().zip(x.values().iter()) {
                 self.weighted_sum += w * x;

@@ -8,6 +8,7 @@ pub mod asof;
 pub mod condition;
 pub mod keys;
 pub mod sql;
+pub mod using;
 pub mod window;
 
 use std::sync::Arc;

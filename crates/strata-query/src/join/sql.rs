@@ -1,8 +1,9 @@
 //! Time joins in SQL text, turned into ordinary joins whose ON condition carries a
 //! marker function so the planner rules can find them again:
-//! - DuckDB's `t ASOF [LEFT] JOIN q ON t.sym = q.sym AND t.time >= q.time` and
-//!   Snowflake's `t ASOF JOIN q MATCH_CONDITION (t.time >= q.time) ON t.sym = q.sym`
-//!   get [`ASOF_MARKER`];
+//! - DuckDB's `t ASOF [LEFT] JOIN q ON t.sym = q.sym AND t.time >= q.time` (or
+//!   `USING (sym, time)`, see [`super::using`]) and Snowflake's
+//!   `t ASOF JOIN q MATCH_CONDITION (t.time >= q.time) ON t.sym = q.sym` get
+//!   [`ASOF_MARKER`];
 //! - `t WINDOW JOIN q ON t.sym = q.sym AND q.time BETWEEN t.time - INTERVAL '1
 //!   second' AND t.time` becomes a left join with [`WINDOW_MARKER`], and its SELECT
 //!   gets `GROUP BY ALL`, so the aggregates of the right table's columns parse as
@@ -24,11 +25,23 @@ use datafusion::sql::sqlparser::keywords::Keyword;
 use datafusion::sql::sqlparser::tokenizer::{Location, Token, Tokenizer};
 use std::ops::ControlFlow;
 
+use super::using::AsofUsing;
+
 /// The zero-argument function that marks an ON condition as an as-of match.
 pub const ASOF_MARKER: &str = "__strata_asof";
 
 /// The zero-argument function that marks an ON condition as a window match.
 pub const WINDOW_MARKER: &str = "__strata_window";
+
+/// What marking a join found.
+enum Marked {
+    /// Not a time join, or an as-of join with nothing more to do.
+    Done,
+    /// A window join: its SELECT is grouped.
+    Window,
+    /// An as-of join with USING: its SELECT reads the USING columns as the left table's.
+    Using(AsofUsing),
+}
 
 /// Which time join a blanked keyword started.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -120,7 +133,7 @@ fn has_match_condition(after_join: &[(&Token, Location)]) -> bool {
 }
 
 /// The byte offset of a 1-based line and column (in characters).
-fn byte_offset(sql: &str, at: Location) -> usize {
+pub(crate) fn byte_offset(sql: &str, at: Location) -> usize {
     let (mut line, mut column) = (1u64, 1u64);
     for (offset, c) in sql.char_indices() {
         if line == at.line && column == at.column {
@@ -142,12 +155,13 @@ fn byte_offset(sql: &str, at: Location) -> usize {
 pub fn mark_time_joins(statement: &mut Statement, relations: &[(TimeJoin, Location)]) -> Result<(), String> {
     let mut starts = Vec::new();
     let _ = statement.visit(&mut JoinWalker {
-        f: |_: usize, join: &mut Join| {
+        f: |_: usize, join: &mut Join, _: &TableFactor, _: usize| {
             starts.push(join.relation.span().start);
-            Ok(false)
+            Ok(Marked::Done)
         },
         seen: 0,
         windows: 0,
+        usings: vec![],
     });
     let mut chosen = Vec::new();
     for (kind, at) in relations {
@@ -158,12 +172,13 @@ pub fn mark_time_joins(statement: &mut Statement, relations: &[(TimeJoin, Locati
         }
     }
     let mut walker = JoinWalker {
-        f: |index: usize, join: &mut Join| {
+        f: |index: usize, join: &mut Join, left: &TableFactor, position: usize| {
             let kind = chosen.iter().find(|(i, _)| *i == index).map(|(_, k)| *k);
-            mark(join, kind)
+            mark(join, kind, left, position)
         },
         seen: 0,
         windows: 0,
+        usings: vec![],
     };
     match statement.visit(&mut walker) {
         ControlFlow::Break(e) => Err(e),
@@ -190,8 +205,9 @@ fn marker_call(marker: &str) -> Expr {
 }
 
 /// Marks one join if it is a time join (`kind` for the keyword forms); says
-/// whether it is a window join.
-fn mark(join: &mut Join, kind: Option<TimeJoin>) -> Result<bool, String> {
+/// what its SELECT needs. `left` is the first table of the join's FROM item and
+/// `position` the join's place after it (0 for the first join).
+fn mark(join: &mut Join, kind: Option<TimeJoin>, left_table: &TableFactor, position: usize) -> Result<Marked, String> {
     let and = |a: Expr, b: Expr| Expr::BinaryOp { left: Box::new(a), op: BinaryOperator::And, right: Box::new(b) };
     let on_of = |constraint: &JoinConstraint| match constraint {
         JoinConstraint::On(e) => Ok(Some(Expr::Nested(Box::new(e.clone())))),
@@ -213,12 +229,29 @@ fn mark(join: &mut Join, kind: Option<TimeJoin>) -> Result<bool, String> {
                 JoinOperator::Left(c) | JoinOperator::LeftOuter(c) => (true, c),
                 _ => return Err("ASOF must precede JOIN or LEFT JOIN".to_string()),
             };
-            let Some(on) = on_of(constraint)? else {
-                return Err("an ASOF JOIN needs an ON condition: keys equal and one time inequality".to_string());
+            let (on, marked) = match constraint {
+                JoinConstraint::Using(columns) if position == 0 => {
+                    let using = AsofUsing::new(left_table, &join.relation, columns)?;
+                    (Expr::Nested(Box::new(using.condition())), Marked::Using(using))
+                }
+                JoinConstraint::Using(_) => {
+                    return Err("ASOF JOIN ... USING reads its columns from the first table of the FROM item, so it \
+                                must be that table's first join; write ON for a longer chain"
+                        .to_string());
+                }
+                c => match on_of(c)? {
+                    Some(on) => (on, Marked::Done),
+                    None => {
+                        return Err("an ASOF JOIN needs an ON condition (keys equal and one time inequality) or \
+                                    USING (keys..., time)"
+                            .to_string());
+                    }
+                },
             };
             let constraint = JoinConstraint::On(and(on, marker_call(ASOF_MARKER)));
             join.join_operator =
                 if left { JoinOperator::LeftOuter(constraint) } else { JoinOperator::Inner(constraint) };
+            return Ok(marked);
         }
         (op, Some(TimeJoin::Window)) => {
             let (JoinOperator::Join(constraint) | JoinOperator::Inner(constraint)) = &op else {
@@ -231,11 +264,11 @@ fn mark(join: &mut Join, kind: Option<TimeJoin>) -> Result<bool, String> {
             };
             // Every left row gives a row, with or without right rows in its window.
             join.join_operator = JoinOperator::LeftOuter(JoinConstraint::On(and(on, marker_call(WINDOW_MARKER))));
-            return Ok(true);
+            return Ok(Marked::Window);
         }
         (op, None) => join.join_operator = op,
     }
-    Ok(false)
+    Ok(Marked::Done)
 }
 
 /// A window join's SELECT groups by every non-aggregate item (`GROUP BY ALL`); it
@@ -257,22 +290,27 @@ fn group_window_select(select: &mut Select) -> Result<(), String> {
     Ok(())
 }
 
-/// Calls `f` on every join of every query, in one fixed order, with its index;
-/// `f` says whether the join is a window join, whose SELECT is then grouped.
+/// Calls `f` on every join of every query, in one fixed order, with its index,
+/// the first table of its FROM item and its place after it; `f` says what the
+/// join's SELECT then needs (grouping for a window join, USING's reading of
+/// columns for an as-of join with USING).
 struct JoinWalker<F> {
     f: F,
     seen: usize,
     windows: usize,
+    usings: Vec<AsofUsing>,
 }
 
-impl<F: FnMut(usize, &mut Join) -> Result<bool, String>> JoinWalker<F> {
+impl<F: FnMut(usize, &mut Join, &TableFactor, usize) -> Result<Marked, String>> JoinWalker<F> {
     fn tables(&mut self, tables: &mut [TableWithJoins]) -> Result<(), String> {
         for table in tables {
             self.factor(&mut table.relation)?;
-            for join in &mut table.joins {
+            for (position, join) in table.joins.iter_mut().enumerate() {
                 self.factor(&mut join.relation)?;
-                if (self.f)(self.seen, join)? {
-                    self.windows += 1;
+                match (self.f)(self.seen, join, &table.relation, position)? {
+                    Marked::Done => {}
+                    Marked::Window => self.windows += 1,
+                    Marked::Using(using) => self.usings.push(using),
                 }
                 self.seen += 1;
             }
@@ -290,10 +328,13 @@ impl<F: FnMut(usize, &mut Join) -> Result<bool, String>> JoinWalker<F> {
     fn set_expr(&mut self, body: &mut SetExpr) -> Result<(), String> {
         match body {
             SetExpr::Select(select) => {
-                let before = self.windows;
+                let (windows, usings) = (self.windows, self.usings.len());
                 self.tables(&mut select.from)?;
-                if self.windows > before {
+                if self.windows > windows {
                     group_window_select(select)?;
+                }
+                for using in self.usings.drain(usings..) {
+                    using.qualify(select);
                 }
                 Ok(())
             }
@@ -306,7 +347,7 @@ impl<F: FnMut(usize, &mut Join) -> Result<bool, String>> JoinWalker<F> {
     }
 }
 
-impl<F: FnMut(usize, &mut Join) -> Result<bool, String>> VisitorMut for JoinWalker<F> {
+impl<F: FnMut(usize, &mut Join, &TableFactor, usize) -> Result<Marked, String>> VisitorMut for JoinWalker<F> {
     type Break = String;
 
     fn pre_visit_query(&mut self, query: &mut Query) -> ControlFlow<String> {
@@ -346,6 +387,23 @@ mod tests {
         assert!(snow.contains("LEFT OUTER JOIN q ON (t.s = q.s) AND (t.tm >= q.tm) AND __strata_asof"), "{snow}");
         let err = blank_time_joins("SELECT * FROM t ASOF q", &GenericDialect {}).err().unwrap();
         assert!(err.contains("followed by JOIN"), "{err}");
+    }
+
+    #[test]
+    fn asof_using_becomes_on_with_the_left_tables_columns() {
+        let sql =
+            rewrite("SELECT *, sym FROM t ASOF LEFT JOIN q USING (sym, ex, time) WHERE time > 5 ORDER BY sym").unwrap();
+        assert_eq!(
+            sql,
+            "SELECT t.*, q.* EXCLUDE (sym, ex, time), t.sym FROM t LEFT OUTER JOIN q ON (t.sym = q.sym AND t.ex = q.ex \
+             AND t.time >= q.time) AND __strata_asof() WHERE t.time > 5 ORDER BY sym"
+        );
+        let aliased = rewrite("SELECT x.time, y.time FROM (SELECT * FROM t) x ASOF JOIN db.q y USING (time)").unwrap();
+        assert!(aliased.contains("ON (x.time >= y.time) AND __strata_asof()"), "{aliased}");
+        let err = rewrite("SELECT * FROM t JOIN r ON r.a = t.a ASOF JOIN q USING (time)").unwrap_err();
+        assert!(err.contains("first join"), "{err}");
+        let err = rewrite("SELECT * FROM (SELECT 1) ASOF JOIN q USING (time)").unwrap_err();
+        assert!(err.contains("alias"), "{err}");
     }
 
     #[test]

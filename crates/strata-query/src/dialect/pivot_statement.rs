@@ -1,0 +1,188 @@
+//! DuckDB's statement forms of pivoting, which the SQL parser does not take,
+//! rewritten as text into the FROM-clause forms [`super::pivot`] writes out:
+//!
+//! - `PIVOT <data> ON <column> [IN (<values>)] [USING <aggregates>] [GROUP BY <columns>] [ORDER BY ...] [LIMIT ...]`
+//!   is `SELECT * FROM <data> PIVOT (<aggregates> FOR <column> IN (<values>)) ...`,
+//!   with `count(*)` for no USING and the values the data has (`ANY ORDER BY
+//!   <column>`) for no IN; with GROUP BY, `<data>` is narrowed to the grouping,
+//!   pivoted and aggregated columns first, so only those group.
+//! - `UNPIVOT <data> ON <columns> [INTO NAME <name> VALUE <value>] [ORDER BY ...] [LIMIT ...]`
+//!   is `SELECT * FROM <data> UNPIVOT (<value> FOR <name> IN (<columns>)) ...`
+//!   (`name` and `value` by default, as in DuckDB).
+//!
+//! Only a whole statement is rewritten (not a pivot statement in parentheses).
+
+use std::ops::ControlFlow;
+
+use datafusion::sql::sqlparser::ast::{Expr, visit_expressions};
+use datafusion::sql::sqlparser::dialect::Dialect;
+use datafusion::sql::sqlparser::keywords::Keyword;
+use datafusion::sql::sqlparser::parser::Parser;
+use datafusion::sql::sqlparser::tokenizer::{Location, Token, Tokenizer};
+
+use crate::join::sql::byte_offset;
+
+/// `sql` in the FROM-clause form if it is a DuckDB `PIVOT` or `UNPIVOT` statement.
+pub fn rewrite(sql: &str, dialect: &dyn Dialect) -> Result<Option<String>, String> {
+    let Ok(tokens) = Tokenizer::new(dialect, sql).tokenize_with_location() else {
+        return Ok(None); // the parser reports it
+    };
+    let words: Vec<(&Token, Location)> =
+        tokens.iter().filter(|t| !matches!(t.token, Token::Whitespace(_))).map(|t| (&t.token, t.span.start)).collect();
+    let keyword = |j: usize| match words.get(j) {
+        Some((Token::Word(w), _)) => Some(w.keyword),
+        _ => None,
+    };
+    let pivot = match keyword(0) {
+        Some(Keyword::PIVOT) => true,
+        Some(Keyword::UNPIVOT) => false,
+        _ => return Ok(None),
+    };
+    // The clause keywords at parenthesis depth 0, by word index.
+    let mut depth = 0i32;
+    let mut clauses: Vec<(Keyword, usize)> = Vec::new();
+    for (j, (token, _)) in words.iter().enumerate().skip(1) {
+        match token {
+            Token::LParen => depth += 1,
+            Token::RParen => depth -= 1,
+            Token::Word(w) if depth == 0 => {
+                let k = w.keyword;
+                let by = keyword(j + 1) == Some(Keyword::BY);
+                if matches!(k, Keyword::ON | Keyword::USING | Keyword::INTO | Keyword::LIMIT)
+                    || (matches!(k, Keyword::GROUP | Keyword::ORDER) && by)
+                {
+                    clauses.push((k, j));
+                }
+            }
+            _ => {}
+        }
+    }
+    let end = sql.trim_end().trim_end_matches(';').len();
+    let at = |j: usize| words.get(j).map_or(end, |(_, location)| byte_offset(sql, *location).min(end));
+    // The text of the clause started by `k` (after its keywords), if present.
+    let clause = |k: Keyword| -> Option<&str> {
+        let i = clauses.iter().position(|(c, _)| *c == k)?;
+        let skip = if matches!(k, Keyword::GROUP | Keyword::ORDER) { 2 } else { 1 };
+        let from = at(clauses[i].1 + skip);
+        let to = clauses.get(i + 1).map_or(end, |(_, j)| at(*j));
+        Some(sql[from..to].trim())
+    };
+    let what = if pivot { "PIVOT" } else { "UNPIVOT" };
+    let Some(&(Keyword::ON, on_at)) = clauses.first() else {
+        return Err(format!("{what} <table> ON <column> ...: no ON after the table"));
+    };
+    let data = sql[at(1)..at(on_at)].trim();
+    let on = clause(Keyword::ON).unwrap_or_default();
+    let tail = clauses
+        .iter()
+        .find(|(k, _)| matches!(k, Keyword::ORDER | Keyword::LIMIT))
+        .map_or("", |(_, j)| sql[at(*j)..end].trim());
+    if pivot {
+        let (column, values) = split_in(on, dialect)?;
+        let aggregates = clause(Keyword::USING).unwrap_or("count(*)");
+        let values = values.unwrap_or_else(|| format!("ANY ORDER BY {column}"));
+        let data = match clause(Keyword::GROUP) {
+            Some(groups) => {
+                let mut keep: Vec<String> = groups.split(',').map(|g| g.trim().to_string()).collect();
+                for c in std::iter::once(column.clone()).chain(columns_read(aggregates, dialect)?) {
+                    if !keep.contains(&c) {
+                        keep.push(c);
+                    }
+                }
+                format!("(SELECT {} FROM {data}) AS __pivoted", keep.join(", "))
+            }
+            None => data.to_string(),
+        };
+        Ok(Some(format!("SELECT * FROM {data} PIVOT ({aggregates} FOR {column} IN ({values})) {tail}")))
+    } else {
+        let into = clause(Keyword::INTO).unwrap_or("NAME name VALUE value");
+        let parts: Vec<&str> = into.split_whitespace().collect();
+        let [name_kw, name, value_kw, value] = parts[..] else {
+            return Err(format!("UNPIVOT ... INTO {into}: write INTO NAME <column> VALUE <column>"));
+        };
+        if !name_kw.eq_ignore_ascii_case("NAME") || !value_kw.eq_ignore_ascii_case("VALUE") {
+            return Err(format!("UNPIVOT ... INTO {into}: write INTO NAME <column> VALUE <column>"));
+        }
+        Ok(Some(format!("SELECT * FROM {data} UNPIVOT ({value} FOR {name} IN ({on})) {tail}")))
+    }
+}
+
+/// `column [IN (values)]` as the column and the values' text.
+fn split_in(on: &str, dialect: &dyn Dialect) -> Result<(String, Option<String>), String> {
+    let mut parser = Parser::new(dialect).try_with_sql(on).map_err(|e| format!("PIVOT ... ON {on}: {e}"))?;
+    let column = parser.parse_identifier().map_err(|e| format!("PIVOT ... ON {on}: pivot on one column ({e})"))?;
+    if !parser.parse_keyword(Keyword::IN) {
+        return match parser.peek_token().token {
+            Token::EOF => Ok((column.to_string(), None)),
+            _ => Err(format!("PIVOT ... ON {on}: pivot on one column, optionally IN (values)")),
+        };
+    }
+    let values = on[on.find('(').ok_or(format!("PIVOT ... ON {on}: IN (values)"))? + 1..]
+        .trim_end()
+        .strip_suffix(')')
+        .ok_or(format!("PIVOT ... ON {on}: IN (values)"))?;
+    Ok((column.to_string(), Some(values.to_string())))
+}
+
+/// The columns the aggregates read.
+fn columns_read(aggregates: &str, dialect: &dyn Dialect) -> Result<Vec<String>, String> {
+    let items = Parser::new(dialect)
+        .try_with_sql(aggregates)
+        .and_then(|mut p| p.parse_comma_separated(Parser::parse_select_item))
+        .map_err(|e| format!("PIVOT ... USING {aggregates}: {e}"))?;
+    let mut names = Vec::new();
+    let _ = visit_expressions(&items, |e| {
+        if let Expr::Identifier(id) = e
+            && !names.contains(&id.to_string())
+        {
+            names.push(id.to_string());
+        }
+        ControlFlow::<()>::Continue(())
+    });
+    Ok(names)
+}
+
+#[cfg(test)]
+mod tests {
+    use datafusion::sql::sqlparser::dialect::GenericDialect;
+
+    use super::*;
+
+    fn rewritten(sql: &str) -> Result<Option<String>, String> {
+        rewrite(sql, &GenericDialect {})
+    }
+
+    #[test]
+    fn pivot_statements() {
+        assert_eq!(
+            rewritten("PIVOT (SELECT a FROM t) ON ex USING sum(size) AS n, max(px) ORDER BY 1 LIMIT 2;")
+                .unwrap()
+                .unwrap(),
+            "SELECT * FROM (SELECT a FROM t) PIVOT (sum(size) AS n, max(px) FOR ex IN (ANY ORDER BY ex)) ORDER BY 1 LIMIT 2"
+        );
+        assert_eq!(
+            rewritten("PIVOT t ON ex IN ('N', 'Q' AS q) USING sum(size) GROUP BY sym, date").unwrap().unwrap(),
+            "SELECT * FROM (SELECT sym, date, ex, size FROM t) AS __pivoted PIVOT (sum(size) FOR ex IN ('N', 'Q' AS q)) "
+        );
+        assert_eq!(
+            rewritten("PIVOT t ON ex").unwrap().unwrap(),
+            "SELECT * FROM t PIVOT (count(*) FOR ex IN (ANY ORDER BY ex)) "
+        );
+        assert!(rewritten("PIVOT t ON ex, sym").unwrap_err().contains("one column"));
+        assert!(rewritten("PIVOT t USING sum(x)").unwrap_err().contains("no ON"));
+        assert_eq!(rewritten("SELECT * FROM t PIVOT (sum(x) FOR y IN (1))").unwrap(), None);
+    }
+
+    #[test]
+    fn unpivot_statements() {
+        assert_eq!(
+            rewritten("UNPIVOT q ON bid, ask INTO NAME side VALUE px ORDER BY side").unwrap().unwrap(),
+            "SELECT * FROM q UNPIVOT (px FOR side IN (bid, ask)) ORDER BY side"
+        );
+        assert_eq!(
+            rewritten("UNPIVOT q ON bid").unwrap().unwrap(),
+            "SELECT * FROM q UNPIVOT (value FOR name IN (bid)) "
+        );
+        assert!(rewritten("UNPIVOT q ON bid INTO side").unwrap_err().contains("INTO NAME"));
+    }
+}
