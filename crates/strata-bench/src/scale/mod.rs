@@ -110,6 +110,9 @@ struct Row {
     rows: Option<usize>,
 }
 
+/// Which figure of a [`Row`] a report column or target reads.
+type Figure = fn(&Row) -> Option<f64>;
+
 /// Weekdays from 2016.01.04: `n` trading dates, ascending.
 fn trading_dates(n: usize) -> Vec<Date> {
     let start = Date::from_ymd(2016, 1, 4).expect("a real date");
@@ -305,7 +308,7 @@ fn report(options: &ScaleBenchOptions, rows: &[Row]) -> Report {
 
 /// One row per size: the figures the issue is about, side by side.
 fn curve(rows: &[Row]) -> Table {
-    let columns: [(&str, &str, &str, fn(&Row) -> Option<f64>); 7] = [
+    let columns: [(&str, &str, &str, Figure); 7] = [
         ("open (library, warm)", "library", "open", |r| Some(r.warm_ms)),
         ("one day (library, warm)", "library", ONE_DAY, |r| Some(r.warm_ms)),
         ("one day (strata sql, warm)", "strata sql", ONE_DAY, |r| Some(r.warm_ms)),
@@ -342,14 +345,13 @@ fn targets(rows: &[Row]) -> Table {
     let find = |size: usize, path: &str, what: &str| {
         rows.iter().find(|r| r.partitions == size && r.path == path && r.what == what)
     };
-    let mut check =
-        |target: &str, path: &str, what: &str, value: fn(&Row) -> Option<f64>, met: &dyn Fn(f64, f64) -> bool| {
-            let (Some(a), Some(b)) = (find(small, path, what).and_then(value), find(large, path, what).and_then(value))
-            else {
-                return;
-            };
-            table.push_row(vec![target.into(), a.into(), b.into(), if met(a, b) { "yes" } else { "no" }.into()]);
+    let mut check = |target: &str, path: &str, what: &str, value: Figure, met: &dyn Fn(f64, f64) -> bool| {
+        let (Some(a), Some(b)) = (find(small, path, what).and_then(value), find(large, path, what).and_then(value))
+        else {
+            return;
         };
+        table.push_row(vec![target.into(), a.into(), b.into(), if met(a, b) { "yes" } else { "no" }.into()]);
+    };
     check(
         "one-day query via strata sql (ms, warm) within 1.5x",
         "strata sql",
