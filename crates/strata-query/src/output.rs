@@ -5,6 +5,7 @@
 use std::io::Write;
 use std::sync::Arc;
 
+use arrow_array::cast::AsArray;
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use datafusion::arrow::compute::cast;
@@ -40,8 +41,30 @@ impl std::str::FromStr for Format {
     }
 }
 
-/// `batches` with dictionary columns cast to their value type (text), and with
-/// `durations_as_nanos`, durations (timespans) as `Int64` nanoseconds.
+/// A timespan as a person reads it: `09:30:23.889931298`, with kdb+'s day count in
+/// front when it spans a day or more (`1D02:00:00.000000001`) and a sign when
+/// negative.
+pub fn timespan_text(nanos: i64) -> String {
+    let sign = if nanos < 0 { "-" } else { "" };
+    let n = nanos.unsigned_abs();
+    let secs = n / 1_000_000_000;
+    let days = match secs / 86_400 {
+        0 => String::new(),
+        d => format!("{d}D"),
+    };
+    format!("{sign}{days}{:02}:{:02}:{:02}.{:09}", secs / 3600 % 24, secs / 60 % 60, secs % 60, n % 1_000_000_000)
+}
+
+/// A duration column as [`timespan_text`] strings (nulls stay null).
+fn timespans_as_text(column: &ArrayRef) -> std::result::Result<ArrayRef, datafusion::arrow::error::ArrowError> {
+    let nanos = cast(column, &DataType::Duration(arrow_schema::TimeUnit::Nanosecond))?;
+    let nanos = nanos.as_primitive::<arrow_array::types::DurationNanosecondType>();
+    Ok(Arc::new(nanos.iter().map(|v| v.map(timespan_text)).collect::<arrow_array::StringArray>()))
+}
+
+/// `batches` with dictionary columns cast to their value type (text), and
+/// durations (timespans) as text ([`timespan_text`]), or with
+/// `durations_as_nanos` as `Int64` nanoseconds (for files, which keep numbers).
 pub fn plain_text(batches: &[RecordBatch], durations_as_nanos: bool) -> Result<(SchemaRef, Vec<RecordBatch>)> {
     let Some(first) = batches.first() else { return Ok((Arc::new(Schema::empty()), Vec::new())) };
     let source = first.schema();
@@ -51,6 +74,7 @@ pub fn plain_text(batches: &[RecordBatch], durations_as_nanos: bool) -> Result<(
         .map(|f| match f.data_type() {
             DataType::Dictionary(_, value) => Field::new(f.name(), value.as_ref().clone(), f.is_nullable()),
             DataType::Duration(_) if durations_as_nanos => Field::new(f.name(), DataType::Int64, f.is_nullable()),
+            DataType::Duration(_) => Field::new(f.name(), DataType::Utf8, f.is_nullable()),
             _ => f.as_ref().clone(),
         })
         .collect();
@@ -62,7 +86,11 @@ pub fn plain_text(batches: &[RecordBatch], durations_as_nanos: bool) -> Result<(
                 .columns()
                 .iter()
                 .zip(schema.fields())
-                .map(|(c, f)| if c.data_type() == f.data_type() { Ok(c.clone()) } else { cast(c, f.data_type()) })
+                .map(|(c, f)| match (c.data_type(), f.data_type()) {
+                    (from, to) if from == to => Ok(c.clone()),
+                    (DataType::Duration(_), DataType::Utf8) => timespans_as_text(c),
+                    (_, to) => cast(c, to),
+                })
                 .collect::<std::result::Result<Vec<ArrayRef>, _>>()?;
             RecordBatch::try_new_with_options(
                 schema.clone(),
@@ -114,4 +142,36 @@ pub fn write_parquet(batches: &[RecordBatch], schema: &SchemaRef, path: &std::pa
     }
     writer.close().map_err(|e| fail(&e))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const H: i64 = 3_600_000_000_000;
+
+    #[test]
+    fn timespans_read_as_times_of_day() {
+        assert_eq!(timespan_text(9 * H + 30 * 60_000_000_000 + 23_889_931_298), "09:30:23.889931298");
+        assert_eq!(timespan_text(0), "00:00:00.000000000");
+        assert_eq!(timespan_text(26 * H + 1), "1D02:00:00.000000001");
+        assert_eq!(timespan_text(-H), "-01:00:00.000000000");
+        assert_eq!(timespan_text(i64::MIN + 1).chars().next(), Some('-'));
+    }
+
+    #[test]
+    fn text_outputs_show_timespans_as_times_and_nulls_as_empty() {
+        let times = arrow_array::DurationNanosecondArray::from(vec![Some(9 * H + 1), None]);
+        let n = arrow_array::Int64Array::from(vec![1, 2]);
+        let batch = RecordBatch::try_from_iter([("time", Arc::new(times) as ArrayRef), ("n", Arc::new(n) as ArrayRef)])
+            .unwrap();
+        let mut csv = Vec::new();
+        write(std::slice::from_ref(&batch), Format::Csv, &mut csv).unwrap();
+        assert_eq!(String::from_utf8(csv).unwrap(), "time,n\n09:00:00.000000001,1\n,2\n");
+        let mut json = Vec::new();
+        write(std::slice::from_ref(&batch), Format::Json, &mut json).unwrap();
+        assert_eq!(String::from_utf8(json).unwrap(), "{\"time\":\"09:00:00.000000001\",\"n\":1}\n{\"n\":2}\n");
+        let (schema, _) = plain_text(&[batch], true).unwrap();
+        assert_eq!(schema.field(0).data_type(), &DataType::Int64, "files keep nanoseconds");
+    }
 }

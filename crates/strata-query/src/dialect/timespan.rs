@@ -197,7 +197,7 @@ impl ScalarUDFImpl for TimeOfDay {
             return exec_err!(
                 "timespan {} is not a time of day (TIME holds 00:00:00 to 23:59:59.999999999); cast it to INTERVAL \
                  instead",
-                show(bad)
+                crate::output::timespan_text(bad)
             );
         }
         let times: ArrayRef = Arc::new(Time64NanosecondArray::new(spans.values().clone(), spans.nulls().cloned()));
@@ -207,21 +207,6 @@ impl ScalarUDFImpl for TimeOfDay {
             ColumnarValue::Array(times)
         })
     }
-}
-
-/// A timespan as kdb+ prints it: `[-]0D09:30:00.000000000`.
-fn show(nanos: i64) -> String {
-    let sign = if nanos < 0 { "-" } else { "" };
-    let n = nanos.unsigned_abs();
-    let secs = n / 1_000_000_000;
-    format!(
-        "{sign}{}D{:02}:{:02}:{:02}.{:09}",
-        secs / 86_400,
-        secs / 3600 % 24,
-        secs / 60 % 60,
-        secs % 60,
-        n % 1_000_000_000
-    )
 }
 
 #[cfg(test)]
@@ -252,11 +237,5 @@ mod tests {
         for other in ["2024-01-02 09:30:00", "2024-01-02", "2024-01-02 9:30", "2024-01-02 09:3x"] {
             assert_eq!(timestamp_to_the_minute(other), None, "{other}");
         }
-    }
-
-    #[test]
-    fn shown_as_kdb_prints_it() {
-        assert_eq!(show(26 * H + 1), "1D02:00:00.000000001");
-        assert_eq!(show(-H), "-0D01:00:00.000000000");
     }
 }
