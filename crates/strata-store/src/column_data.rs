@@ -201,6 +201,15 @@ impl Column {
         &self.domain.as_ref().expect("a symbol column")[key as usize]
     }
 
+    /// Row `i` as a person reads it, in the text form CSV export writes and import
+    /// reads: dates `2024-01-02`, timestamps `2024-01-02T09:30:00.000000000`,
+    /// timespans `0D09:30:00.000000000`; a kdb+ null is empty.
+    pub fn text(&self, i: usize) -> String {
+        let mut out = String::new();
+        crate::arrow::text::write_value(&mut out, self, i);
+        out
+    }
+
     /// Row `i` as display text (used by CSV export and error messages).
     pub fn display(&self, i: usize) -> String {
         macro_rules! show {
@@ -351,6 +360,17 @@ mod tests {
         assert!(Column::from_values(ColumnType::Timestamp, vec![1i64, 2]).is_ok());
         assert!(Column::from_values(ColumnType::Timestamp, vec![1i32, 2]).is_err());
         assert!(Column::from_values(ColumnType::Symbol, vec![1u32]).is_err());
+    }
+
+    #[test]
+    fn text_shows_temporal_values_as_dates_and_times() {
+        let day = crate::Date::from_ymd(2022, 3, 31).unwrap();
+        let dates = Column::from_values(ColumnType::Date, vec![day.0, i32::MIN]).unwrap();
+        assert_eq!((dates.text(0).as_str(), dates.text(1).as_str()), ("2022-03-31", ""));
+        let bar = 10_355_000_000_000i64 * 3;
+        let spans = Column::from_values(ColumnType::Timespan, vec![bar]).unwrap();
+        assert_eq!(spans.text(0), "0D08:37:45.000000000");
+        assert_eq!(spans.display(0), bar.to_string(), "display stays the stored number");
     }
 
     #[test]

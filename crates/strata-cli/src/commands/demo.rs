@@ -304,7 +304,7 @@ fn sql_shown(table: &mut comfy_table::Table, process: &str, conn: &mut Connectio
     shown.load_style(comfy_table::presets::UTF8_FULL_CONDENSED);
     shown.set_header(store.names().to_vec());
     for row in 0..store.len() {
-        shown.add_row(store.columns().iter().map(|c| c.display(row)).collect::<Vec<_>>());
+        shown.add_row(store.columns().iter().map(|c| c.text(row)).collect::<Vec<_>>());
     }
     println!("{process} {name}:\n  {}\n{shown}", sql.split_whitespace().collect::<Vec<_>>().join(" "));
     Ok(())
