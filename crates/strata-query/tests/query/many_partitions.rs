@@ -137,3 +137,38 @@ fn a_query_over_every_day_keeps_only_the_columns_it_reads_mapped() {
     assert!(mapped <= DAYS as usize * 4, "{mapped} files mapped for {DAYS} days");
     assert!(mapped >= DAYS as usize, "{mapped}: bid of every day is read");
 }
+
+#[test]
+fn segments_answer_as_one_root_and_a_day_in_the_wrong_segment_is_not_served() {
+    let (plain, spread) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    write_days(plain.path(), 0..20);
+    std::fs::write(spread.path().join(strata_store::SEGMENTS_FILE), "a\nb\nc\n").unwrap();
+    write_days(spread.path(), 0..20);
+    // A copy of a day in a segment its date does not map to: never served.
+    let db = Database::open(spread.path()).unwrap();
+    let home = db.partition_dir(day(5));
+    let stray = spread.path().join(["a", "b", "c"].iter().find(|s| !home.starts_with(spread.path().join(s))).unwrap());
+    copy_dir(&home, &stray.join(day(5).to_string()));
+    let sql = "SELECT date, sym, count(*) AS n, sum(bid) AS b FROM quote GROUP BY date, sym ORDER BY date, sym";
+    let engine = Engine::open(spread.path()).unwrap();
+    assert_eq!(answer(&engine, sql), answer(&Engine::open(plain.path()).unwrap(), sql));
+    let one = format!("SELECT count(*) AS n FROM quote WHERE date = '{}'", iso(5));
+    let before = engine.scan_stats().parts_opened;
+    let fresh = Engine::open(spread.path()).unwrap();
+    assert!(answer(&fresh, &one).contains("150"), "the day is counted once");
+    assert_eq!(fresh.scan_stats().parts_opened, 1);
+    assert_eq!(before, 20, "every day opened once by the whole-table query");
+}
+
+/// Copies directory `from` to `to`, recursively.
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &to.join(entry.file_name()));
+        } else {
+            std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+        }
+    }
+}
