@@ -8,7 +8,7 @@ SPEC: {"tables": {name: parquet path}, "date": "YYYY-MM-DD", "db_file": path,
 Engines, each as its users run repeated queries:
 - duckdb-mem: one in-memory connection; the day loaded with CREATE TABLE AS from the
   Parquet files (time as TIME, a date column added); each query's full result
-  materialised with fetch_arrow_table(). Cold: the first run.
+  materialised with to_arrow_table(). Cold: the first run.
 - duckdb-file: the same tables in a DuckDB database file; cold: the file dropped from
   the page cache (posix_fadvise) and a fresh read-only connection.
 - polars-mem: DataFrames read into memory (time as pl.Time); each query a lazy plan
@@ -70,7 +70,8 @@ def load_polars(spec):
 
 
 def normalised(table):
-    """Columns as Python lists: text dictionaries as text, temporal values as
+    """Columns as Python lists: text dictionaries as text, decimals (DuckDB's sums
+    of integers) as floats, temporal values as
     nanoseconds since midnight (a timestamp of the one day, a TIME and a timespan
     then compare), NaN as None."""
     columns = []
@@ -78,10 +79,12 @@ def normalised(table):
         t = column.type
         if pa.types.is_dictionary(t):
             column = column.cast(t.value_type)
+        elif pa.types.is_decimal(t):
+            column = column.cast(pa.float64())
         elif pa.types.is_time(t):
             column = column.cast(pa.time64("ns")).cast(pa.int64())
         elif pa.types.is_timestamp(t) or pa.types.is_duration(t):
-            column = column.cast(pa.int64()) if t.unit == "ns" else column.cast(type(t)(t.unit)).cast(pa.int64())
+            column = column.cast(pa.int64())
             unit = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}[t.unit]
             values = [None if v is None else (v * unit) % DAY_NS if pa.types.is_timestamp(t) else v * unit for v in column.to_pylist()]
             columns.append(values)
@@ -147,7 +150,7 @@ def main():
         out = []
 
         def run_mem():
-            return mem.execute(sql).fetch_arrow_table()
+            return mem.sql(sql).to_arrow_table()
         out.append(("duckdb-mem",) + measure(run_mem, run_mem, repeats))
 
         evict(spec["db_file"])
@@ -155,8 +158,8 @@ def main():
 
         def run_file_cold():
             holder["con"] = duckdb.connect(spec["db_file"], read_only=True)
-            return holder["con"].execute(sql).fetch_arrow_table()
-        out.append(("duckdb-file",) + measure(run_file_cold, lambda: holder["con"].execute(sql).fetch_arrow_table(), repeats))
+            return holder["con"].sql(sql).to_arrow_table()
+        out.append(("duckdb-file",) + measure(run_file_cold, lambda: holder["con"].sql(sql).to_arrow_table(), repeats))
         holder["con"].close()
 
         plan = plans[q["name"]]

@@ -29,11 +29,11 @@ const ENGINES: [(&str, &str); 7] = [
     ),
     (
         "duckdb-mem",
-        "DuckDB, one in-memory connection; day loaded with CREATE TABLE AS from Parquet (time as TIME, a date column); fetch_arrow_table()",
+        "DuckDB, one in-memory connection; day loaded with CREATE TABLE AS from Parquet (time as TIME, a date column); to_arrow_table()",
     ),
     (
         "duckdb-file",
-        "DuckDB, the same tables in a database file; cold: file evicted and a fresh read-only connection; fetch_arrow_table()",
+        "DuckDB, the same tables in a database file; cold: file evicted and a fresh read-only connection; to_arrow_table()",
     ),
     (
         "polars-mem",

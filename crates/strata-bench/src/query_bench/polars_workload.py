@@ -26,10 +26,12 @@ def ohlcv():
             price.last().alias("close"), size.sum().alias("volume")]
 
 
-def pivot(frame, index, on, values, agg, columns):
-    """`frame` pivoted with a column per value of `columns` (null where absent), as
+def pivot(frame, index, on, agg, columns):
+    """`frame` grouped by `index` and `on` and aggregated with `agg` (lazily), then
+    pivoted with a column per value of `columns`, null where a group is absent, as
     SQL's PIVOT ... IN (...) gives."""
-    wide = frame.collect().pivot(on=on, index=index, values=values, aggregate_function=agg)
+    long = frame.group_by(index, on).agg(agg).collect()
+    wide = long.pivot(on=on, index=index, values=long.columns[-1], aggregate_function=None)
     return wide.select([pl.col(index)] + [pl.col(c) if c in wide.columns else pl.lit(None, pl.Float64).alias(c) for c in columns])
 
 
@@ -68,6 +70,8 @@ def plans(f, p):
             "sym", "time", size, (size // 100).alias("round_lots"),
             pl.when(size >= 10000).then(pl.lit("block")).when(size >= 100).then(pl.lit("round")).otherwise(pl.lit("odd")).alias("lot"))
         .sort("time", "sym"),
+        "der_session_notional": tr.filter(t.is_between(time(9, 30), time(16))).select(
+            "sym", "time", (price * size).alias("notional"), "ex").sort("time", "sym"),
         "agg_day_vwap": tr.select(pl.len().alias("n"), size.sum().alias("volume"),
                                   ((price * size).sum() / size.sum()).alias("vwap"), price.mean().alias("mean_price")),
         "agg_vwap_by_sym": tr.group_by("sym").agg(pl.len().alias("n"), size.sum().alias("volume"),
@@ -80,11 +84,15 @@ def plans(f, p):
         "agg_by_sym_ex": q.group_by("sym", "ex").agg(pl.len().alias("n"), pl.col("bsize").mean().alias("bsize"),
                                                      ask.max().alias("max_ask")),
         "agg_distinct_by_ex": tr.group_by("ex").agg(sym.n_unique().alias("syms"), pl.len().alias("n")),
+        "agg_weighted_mid_50sym": q.filter(sym.is_in(s50)).group_by("sym").agg(
+            ((mid * (pl.col("bsize") + pl.col("asize"))).sum() / (pl.col("bsize") + pl.col("asize")).sum()).alias("wmid")),
         "bars_1m_all": tr.group_by("sym", ts.dt.truncate("1m").alias("bar")).agg(ohlcv()),
         "bars_5m_50sym": tr.filter(sym.is_in(s50)).group_by("sym", ts.dt.truncate("5m").alias("bar")).agg(
             ohlcv() + [((price * size).sum() / size.sum()).alias("vwap")]),
         "bars_10m_quotes": q.group_by("sym", ts.dt.truncate("10m").alias("bar")).agg(
             mid.mean().alias("mid"), bid.last().alias("bid"), ask.last().alias("ask"), pl.len().alias("n")),
+        "bars_1m_spread_1sym": q.filter(sym == one).group_by(ts.dt.truncate("1m").alias("bar")).agg(
+            (ask - bid).mean().alias("spread"), (ask - bid).max().alias("max_spread"), pl.len().alias("n")),
         "win_cum_volume": tr.select("sym", "time", size, size.cum_sum().over("sym").alias("cum_volume")),
         "win_ma20_50sym": tr.filter(sym.is_in(s50)).select(
             "sym", "time", "price", price.rolling_mean(20, min_samples=1).over("sym").alias("ma20")),
@@ -92,6 +100,8 @@ def plans(f, p):
             "sym", "time", size, size.rolling_sum_by("ts", "5m", closed="both").over("sym").alias("vol_5m")),
         "win_mid1m_50sym": q.filter(sym.is_in(s50)).with_columns(ts.alias("ts")).select(
             "sym", "time", mid.rolling_mean_by("ts", "1m", closed="both").over("sym").alias("mid_1m")),
+        "win_cum_vwap_50sym": tr.filter(sym.is_in(s50)).select(
+            "sym", "time", ((price * size).cum_sum() / size.cum_sum()).over("sym").alias("vwap")),
         "ext_largest_trade": ranked(tr, ["size", "time"], [True, False], 1).select("sym", "time", "price", "size"),
         "ext_top3_notional": ranked(tr.with_columns((price * size).alias("notional")), ["notional", "time"], [True, False], 3)
         .select("sym", "time", "price", "size"),
@@ -101,6 +111,8 @@ def plans(f, p):
         "seq_lag_diff_50sym": tr.filter(sym.is_in(s50)).select(
             "sym", "time", "price", (price - price.shift(1)).over("sym").alias("dprice"),
             (size - size.shift(1)).over("sym").alias("dsize")),
+        "seq_log_return_50sym": tr.filter(sym.is_in(s50)).select(
+            "sym", "time", (price / price.shift(1)).log().over("sym").alias("ret")),
         "seq_gaps": tr.with_columns((t.cast(pl.Int64) - t.cast(pl.Int64).shift(1)).over("sym").alias("gap"))
         .filter(pl.col("gap") > 60 * 10**9).group_by("sym").agg(pl.len().alias("gaps")),
         "seq_uptick_islands": tr.with_columns((price > price.shift(1)).over("sym").fill_null(False).cast(pl.Int64).alias("up"))
@@ -118,11 +130,9 @@ def plans(f, p):
             pl.len().alias("n"), (2 * (price - mid).abs() / mid).mean().alias("eff_spread")),
     }
     out = {name: (lambda plan=plan: plan.collect()) for name, plan in lazy.items()}
-    out["piv_volume_by_ex"] = lambda: pivot(tr.select("sym", "ex", size), "sym", "ex", "size", "sum", exchanges)
+    out["piv_volume_by_ex"] = lambda: pivot(tr, "sym", "ex", size.sum(), exchanges)
     out["piv_bid_by_ex_ffill"] = lambda: pivot(
-        q.filter(sym.is_in(s50)).select(ts.dt.truncate("1m").alias("bar"), "ex", "bid"), "bar", "ex", "bid", "max", exchanges
-    ).sort("bar").with_columns(pl.col(exchanges).forward_fill())
+        q.filter(sym.is_in(s50)).with_columns(ts.dt.truncate("1m").alias("bar")), "bar", "ex", bid.max(), exchanges).sort("bar").with_columns(pl.col(exchanges).forward_fill())
     out["piv_mid_by_sym"] = lambda: pivot(
-        q.filter(sym.is_in(pivot_syms)).select(ts.dt.truncate("5m").alias("bar"), "sym", mid.alias("mid")),
-        "bar", "sym", "mid", "mean", pivot_syms)
+        q.filter(sym.is_in(pivot_syms)).with_columns(ts.dt.truncate("5m").alias("bar")), "bar", "sym", mid.mean(), pivot_syms)
     return out

@@ -151,6 +151,13 @@ pub fn workload(p: &WorkloadParameters) -> Vec<WorkloadQuery> {
             ),
         ),
         q(
+            "derive",
+            "der_session_notional",
+            "SELECT sym, time, price * size AS notional, ex FROM tradeNorm WHERE time BETWEEN '09:30' AND '16:00' \
+             ORDER BY time, sym"
+                .into(),
+        ),
+        q(
             "aggregate",
             "agg_day_vwap",
             "SELECT count(*) AS n, sum(size) AS volume, weighted_avg(price, size) AS vwap, avg(price) AS mean_price \
@@ -187,6 +194,14 @@ pub fn workload(p: &WorkloadParameters) -> Vec<WorkloadQuery> {
             "SELECT ex, count(DISTINCT sym) AS syms, count(*) AS n FROM tradeNorm GROUP BY ex".into(),
         ),
         q(
+            "aggregate",
+            "agg_weighted_mid_50sym",
+            format!(
+                "SELECT sym, weighted_avg((bid + ask) / 2, bsize + asize) AS wmid FROM quoteNorm WHERE sym IN ({s50}) \
+                 GROUP BY sym"
+            ),
+        ),
+        q(
             "bars",
             "bars_1m_all",
             format!(
@@ -207,6 +222,14 @@ pub fn workload(p: &WorkloadParameters) -> Vec<WorkloadQuery> {
             "SELECT sym, time_bucket(INTERVAL '10 minutes', date + time) AS bar, avg((bid + ask) / 2) AS mid, \
              last(bid ORDER BY time) AS bid, last(ask ORDER BY time) AS ask, count(*) AS n FROM quoteNorm GROUP BY sym, bar"
                 .into(),
+        ),
+        q(
+            "bars",
+            "bars_1m_spread_1sym",
+            format!(
+                "SELECT time_bucket(INTERVAL '1 minute', date + time) AS bar, avg(ask - bid) AS spread, \
+                 max(ask - bid) AS max_spread, count(*) AS n FROM quoteNorm WHERE sym = {one} GROUP BY bar"
+            ),
         ),
         q(
             "pivot",
@@ -261,6 +284,14 @@ pub fn workload(p: &WorkloadParameters) -> Vec<WorkloadQuery> {
                  CURRENT ROW) AS mid_1m FROM quoteNorm WHERE sym IN ({s50})"
             ),
         ),
+        q(
+            "window",
+            "win_cum_vwap_50sym",
+            format!(
+                "SELECT sym, time, sum(price * size) OVER ({by_sym} ROWS UNBOUNDED PRECEDING) / \
+                 sum(size) OVER ({by_sym} ROWS UNBOUNDED PRECEDING) AS vwap FROM tradeNorm WHERE sym IN ({s50})"
+            ),
+        ),
         q("extreme", "ext_largest_trade", ranked("size DESC, time", "r = 1")),
         q("extreme", "ext_top3_notional", ranked("price * size DESC, time", "r <= 3")),
         q(
@@ -289,10 +320,15 @@ pub fn workload(p: &WorkloadParameters) -> Vec<WorkloadQuery> {
         ),
         q(
             "sequence",
+            "seq_log_return_50sym",
+            format!("SELECT sym, time, ln(price / lag(price) OVER ({by_sym})) AS ret FROM tradeNorm WHERE sym IN ({s50})"),
+        ),
+        q(
+            "sequence",
             "seq_gaps",
             format!(
-                "SELECT sym, count(*) AS gaps FROM (SELECT sym, time - lag(time) OVER ({by_sym}) AS gap FROM tradeNorm) \
-                 WHERE gap > INTERVAL '1 minute' GROUP BY sym"
+                "SELECT sym, count(*) AS gaps FROM (SELECT sym, time, lag(time) OVER ({by_sym}) AS prev FROM tradeNorm) \
+                 WHERE prev < time - INTERVAL '1 minute' GROUP BY sym"
             ),
         ),
         q(
