@@ -108,8 +108,10 @@ pub fn run(options: &QueryBenchOptions, progress: bool) -> BenchResult<Report> {
     std::fs::create_dir_all(&parquet_dir)?;
     let mut exported = Vec::new();
     for table in TABLES {
+        // In symbol then time order, as stored: Polars' per-symbol windows and as-of
+        // joins take the frames' order (a query's batches need not keep it).
         let columns = stored_columns(&engine, table)?;
-        let batches = engine.sql(&format!("SELECT {} FROM {table}", columns.join(", ")))?;
+        let batches = engine.sql(&format!("SELECT {} FROM {table} ORDER BY sym, time", columns.join(", ")))?;
         let path = parquet_dir.join(format!("{table}.parquet"));
         strata_query::output::write_parquet(&batches, &batches[0].schema(), &path)?;
         exported.push((table, path));
