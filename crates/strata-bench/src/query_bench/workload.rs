@@ -355,10 +355,9 @@ pub fn workload(p: &WorkloadParameters) -> Vec<WorkloadQuery> {
         q(
             "asof",
             "asof_all_by_ex",
-            format!(
-                "SELECT t.sym, t.ex, t.time, t.price, q.bid, q.ask, q.time AS quote_time FROM tradeNorm t \
-                 ASOF JOIN quoteNorm q USING (sym, ex, time)"
-            ),
+            "SELECT t.sym, t.ex, t.time, t.price, q.bid, q.ask, q.time AS quote_time FROM tradeNorm t \
+             ASOF JOIN quoteNorm q USING (sym, ex, time)"
+                .into(),
         ),
         q(
             "asof",
