@@ -10,6 +10,7 @@ pub mod codecs;
 pub mod column_stats;
 pub mod data;
 pub mod io;
+mod process;
 mod progress;
 pub mod query_bench;
 pub mod recommend;

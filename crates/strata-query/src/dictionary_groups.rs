@@ -38,12 +38,25 @@ fn is_text_dictionary(t: &DataType) -> bool {
 }
 
 /// One numbering of the strings of one grouped column: the first dictionary seen
-/// keeps its own keys as codes; strings of other dictionaries that it lacks get
-/// codes after its end.
+/// keeps its own keys as codes when its strings are distinct; strings of other
+/// dictionaries that it lacks get codes after its end.
 #[derive(Debug, Default)]
 pub struct Codebook {
     first: OnceLock<ArrayRef>,
+    /// Whether the first dictionary's strings are distinct. A dictionary that arrow
+    /// built by concatenating others (a sort or window gathering batches) can hold
+    /// one string at two keys; its keys then are not codes (one symbol would group
+    /// twice), and its rows are mapped by text like any other dictionary's.
+    first_distinct: OnceLock<bool>,
     others: Mutex<Others>,
+}
+
+/// Whether the valid strings of `values` are all different.
+fn distinct_strings(values: &ArrayRef) -> Result<bool> {
+    let text = cast(values, &DataType::Utf8)?;
+    let text = text.as_string::<i32>();
+    let mut seen = std::collections::HashSet::with_capacity(text.len());
+    Ok(text.iter().flatten().all(|s| seen.insert(s)))
 }
 
 /// Strings beyond the first dictionary, and the code of every string (built on
@@ -69,7 +82,9 @@ impl Codebook {
             return Ok(UInt32Array::new_null(array.len()));
         }
         let first = self.first.get_or_init(|| values.clone());
-        if Arc::ptr_eq(first, values) || first.to_data().ptr_eq(&values.to_data()) {
+        // A cast failure counts as "not distinct": the mapping below reports it.
+        let distinct = *self.first_distinct.get_or_init(|| distinct_strings(first).unwrap_or(false));
+        if distinct && (Arc::ptr_eq(first, values) || first.to_data().ptr_eq(&values.to_data())) {
             let keys = cast(dict.keys(), &DataType::UInt32)?;
             return Ok(keys.as_primitive().clone());
         }
@@ -303,6 +318,18 @@ mod tests {
         let decoded = book.decode(&codes, &to).unwrap();
         assert_eq!(decoded.data_type(), &to);
         assert_eq!(text(&decoded), [Some("E".into()), Some("A".into()), None, Some("D".into())]);
+    }
+
+    #[test]
+    fn a_first_dictionary_holding_a_string_twice_gives_it_one_code() {
+        // As arrow's concat of two batches' dictionaries can make it: B at 1 and 3.
+        let book = Codebook::default();
+        let merged: ArrayRef = Arc::new(StringArray::from(vec!["A", "B", "C", "B"]));
+        let codes = book.encode(&dictionary(vec![Some(1), Some(3), Some(0), Some(2), None], &merged)).unwrap();
+        assert_eq!(codes.iter().collect::<Vec<_>>(), [Some(1), Some(1), Some(0), Some(2), None]);
+        let to = DataType::Dictionary(Box::new(DataType::UInt32), Box::new(DataType::Utf8));
+        let decoded = book.decode(&(Arc::new(codes) as ArrayRef), &to).unwrap();
+        assert_eq!(text(&decoded), [Some("B".into()), Some("B".into()), Some("A".into()), Some("C".into()), None]);
     }
 
     #[test]

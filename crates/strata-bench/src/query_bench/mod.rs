@@ -1,15 +1,28 @@
-//! `strata bench query`: seed 000's query set on Strata and, in the same run, on
-//! DuckDB and Polars over the same data exported to Parquet.
+//! `strata bench query`: an analyst workload on a TAQ day ([`workload`]) run by
+//! Strata and, alternated per query in the same run, by DuckDB and Polars holding
+//! the same day in memory, as their users run repeated queries.
 //!
-//! Each engine runs every query cold (page cache emptied of the engine's files with
-//! `posix_fadvise(DONTNEED)`, a fresh engine or connection) and then warm (the best
-//! of `repeats` runs). The report gives per-query times, Strata's time as a ratio of
-//! each other engine's, and the geometric means.
+//! Strata runs each query three ways ([`strata_runs`]): the library in process, an
+//! HDB over kdb+ IPC, and a `strata sql` process. DuckDB (in memory, and from a
+//! database file) and Polars (DataFrames in memory) run in a Python driver
+//! ([`driver`]) that loads the day once, reports the load separately, and checks each
+//! answer against Strata's row for row. Every engine runs every query cold (page
+//! cache emptied of its files with `posix_fadvise(DONTNEED)` where it has files, a
+//! fresh engine or connection where that means anything) and then warm (the best of
+//! `repeats` runs), materialising the full result. The report ([`figures`]) gives
+//! per-query times, Strata's ratios to in-memory DuckDB and Polars, and geometric
+//! means per family and overall.
+//!
+//! Seed 000's fourteen queries ([`seed_queries`]) stay here for `strata bench zip`
+//! and `--print-queries`.
 
+mod driver;
+mod figures;
 mod queries;
+mod strata_runs;
+pub mod workload;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Instant;
 
 use strata_query::Engine;
@@ -17,16 +30,13 @@ use strata_query::datafusion::arrow::array::cast::AsArray;
 use strata_query::datafusion::arrow::array::{Array, ArrayRef, RecordBatch};
 use strata_query::datafusion::arrow::compute::cast;
 use strata_query::datafusion::arrow::datatypes::{DataType, Int64Type};
-use strata_store::{Database, TableWrite};
-use strata_taq::TaqConfig;
+use strata_store::{Column as StoreColumn, ColumnType, Database, TableWrite};
+use strata_taq::{TaqConfig, TaqDay};
 
 pub use queries::{Parameters, Query, seed_queries};
 
 use crate::io::flush::{FlushMode, flush};
-use crate::report::{Cell, Column, Report, Table};
-
-/// The Python driver of DuckDB and Polars, written next to the Parquet files.
-const ENGINES_PY: &str = include_str!("engines.py");
+use crate::report::Report;
 
 /// What to run.
 #[derive(Clone, Debug)]
@@ -42,13 +52,15 @@ pub struct QueryBenchOptions {
     pub repeats: usize,
     /// The Python interpreter with duckdb and polars.
     pub python: PathBuf,
+    /// The `strata` binary, run as `strata hdb` and `strata sql`.
+    pub strata: PathBuf,
 }
 
 impl QueryBenchOptions {
-    /// Ten million quotes and half a million trades (the issue's target day).
-    pub fn new(scratch: PathBuf, python: PathBuf) -> QueryBenchOptions {
-        let taq = TaqConfig { quotes: 10_000_000, trades: 500_000, syms: 2_000, ..TaqConfig::default() };
-        QueryBenchOptions { db: None, taq, scratch, repeats: 3, python }
+    /// Five million quotes, 250,000 trades, 2,000 symbols.
+    pub fn new(scratch: PathBuf, python: PathBuf, strata: PathBuf) -> QueryBenchOptions {
+        let taq = TaqConfig { quotes: 5_000_000, trades: 250_000, syms: 2_000, ..TaqConfig::default() };
+        QueryBenchOptions { db: None, taq, scratch, repeats: 3, python, strata }
     }
 }
 
@@ -66,7 +78,8 @@ pub(crate) struct Timing {
     pub rows: usize,
 }
 
-const TABLES: [&str; 4] = ["quote", "trade", "quoteNorm", "tradeNorm"];
+/// The tables the workload reads, exported to Parquet for DuckDB and Polars.
+const TABLES: [&str; 2] = ["quoteNorm", "tradeNorm"];
 
 /// Runs the benchmark and builds its report, with a progress bar on a terminal
 /// when `progress` is set.
@@ -82,7 +95,7 @@ pub fn run(options: &QueryBenchOptions, progress: bool) -> BenchResult<Report> {
         None => {
             let root = options.scratch.join("db");
             progress(&format!("generating {} quotes and {} trades", options.taq.quotes, options.taq.trades));
-            let day = strata_taq::generate(&options.taq);
+            let day = microsecond_times(strata_taq::generate(&options.taq))?;
             let db = Database::open(&root)?;
             strata_taq::write_day(&db, options.taq.date, &day, &TableWrite::default())?;
             root
@@ -95,23 +108,62 @@ pub fn run(options: &QueryBenchOptions, progress: bool) -> BenchResult<Report> {
     std::fs::create_dir_all(&parquet_dir)?;
     let mut exported = Vec::new();
     for table in TABLES {
+        // In symbol then time order, as stored: Polars' per-symbol windows and as-of
+        // joins take the frames' order (a query's batches need not keep it).
         let columns = stored_columns(&engine, table)?;
-        let batches = engine.sql(&format!("SELECT {} FROM {table}", columns.join(", ")))?;
+        let batches = engine.sql(&format!("SELECT {} FROM {table} ORDER BY sym, time", columns.join(", ")))?;
         let path = parquet_dir.join(format!("{table}.parquet"));
         strata_query::output::write_parquet(&batches, &batches[0].schema(), &path)?;
         exported.push((table, path));
     }
-    let parameters = pick_parameters(&engine, &date)?;
-    let queries = seed_queries(&parameters);
+    let parameters = workload::pick_workload_parameters(&engine, &date)?;
+    let queries = workload::workload(&parameters);
     drop(engine);
 
-    progress("running the queries on Strata");
+    let answers = options.scratch.join("answers");
+    std::fs::create_dir_all(&answers)?;
+    progress("loading the day into DuckDB and Polars");
+    let spec = driver::spec_json(&exported, &options.scratch, &answers, &parameters, &queries, options.repeats);
+    let mut others = driver::Driver::start(&options.python, &options.scratch, &spec)?;
+    progress("starting an HDB");
+    let mut hdb = crate::process::Hdb::start(&options.strata, &db_root)?;
     let evict = || flush(FlushMode::Fadvise, std::slice::from_ref(&db_root)).map(drop).map_err(Into::into);
-    let strata = run_strata(&db_root, &queries, options.repeats, &evict)?;
-    progress("running the queries on DuckDB and Polars");
-    let others = run_python(options, &exported, &queries)?;
+    let side =
+        strata_runs::StrataSide { root: &db_root, strata: &options.strata, repeats: options.repeats, evict: &evict };
+    let mut measured = Vec::new();
+    for (i, query) in queries.iter().enumerate() {
+        progress(&format!("{}/{}: {}", i + 1, queries.len(), query.name));
+        let strata = strata_runs::run_query(&side, &mut hdb, &query.sql, &strata_runs::answer_path(&answers, i))
+            .map_err(|e| format!("{}: {e}", query.name))?;
+        let others = others.run(i).map_err(|e| format!("{}: {e}", query.name))?;
+        measured.push(figures::Measured { strata, others });
+    }
     bar.finish_and_clear();
-    Ok(report(&queries, &strata, &others, &parameters, options))
+    let setup = figures::Setup { options, parameters: &parameters, loads: &others.loads, hdb_ready_ms: hdb.ready_ms };
+    Ok(figures::report(&queries, &measured, &setup))
+}
+
+/// The day with each table's times floored to whole microseconds and made distinct
+/// within each symbol (a time not after the one before it, in a run of times that
+/// did not go back, moves to one microsecond after it). DuckDB's TIME then holds
+/// them exactly, and every as-of match and "first by time" has one answer, so the
+/// engines' results can be compared row for row.
+fn microsecond_times(day: TaqDay) -> BenchResult<TaqDay> {
+    let distinct = |table: &strata_store::Table| -> BenchResult<strata_store::Table> {
+        let times = table.column("Time")?.values::<i64>();
+        let mut out = Vec::with_capacity(times.len());
+        let (mut before, mut before_out) = (i64::MIN, i64::MIN);
+        for &t in times {
+            let mut us = t - t.rem_euclid(1_000);
+            if t >= before && us <= before_out {
+                us = before_out + 1_000;
+            }
+            out.push(us);
+            (before, before_out) = (t, us);
+        }
+        Ok(table.with_column("Time", StoreColumn::from_values(ColumnType::Timespan, out)?)?)
+    };
+    Ok(TaqDay { quote: distinct(&day.quote)?, trade: distinct(&day.trade)? })
 }
 
 /// The query set for the database at `db` (parameters picked from its data) as
@@ -228,57 +280,24 @@ pub(crate) fn run_strata(
     Ok(timings)
 }
 
-/// Runs DuckDB and Polars through the Python driver; returns their timings by
-/// engine name, in query order.
-fn run_python(
-    options: &QueryBenchOptions,
-    tables: &[(&str, PathBuf)],
-    queries: &[Query],
-) -> BenchResult<Vec<(String, Vec<Timing>)>> {
-    let script = options.scratch.join("engines.py");
-    std::fs::write(&script, ENGINES_PY)?;
-    let spec = options.scratch.join("spec.json");
-    std::fs::write(&spec, spec_json(tables, queries, options.repeats))?;
-    let out = options.scratch.join("engines.tsv");
-    let status = Command::new(&options.python).arg(&script).arg(&spec).arg(&out).status().map_err(|e| {
-        format!("cannot run {} (set STRATA_PYTHON to a Python with duckdb and polars): {e}", options.python.display())
-    })?;
-    if !status.success() {
-        return Err(format!("{} {} failed ({status})", options.python.display(), script.display()).into());
-    }
-    let text = std::fs::read_to_string(&out)?;
-    let mut engines: Vec<(String, Vec<Timing>)> = Vec::new();
-    for line in text.lines() {
-        let f: Vec<&str> = line.split('\t').collect();
-        let [engine, name, cold, warm, rows] = f.as_slice() else {
-            return Err(format!("{}: bad line {line:?}", out.display()).into());
-        };
-        let timing = Timing { cold_ms: cold.parse()?, warm_ms: warm.parse()?, rows: rows.parse()? };
-        let position = queries.iter().position(|q| q.name == *name).ok_or_else(|| format!("unknown query {name}"))?;
-        if !engines.iter().any(|(e, _)| e == engine) {
-            engines.push((engine.to_string(), vec![Timing::default(); queries.len()]));
+/// `text` as a JSON string.
+pub(crate) fn json_string(text: &str) -> String {
+    let mut out = String::from("\"");
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            c => out.push(c),
         }
-        let slot = engines.iter_mut().find(|(e, _)| e == engine).expect("just added");
-        slot.1[position] = timing;
     }
-    Ok(engines)
+    out.push('"');
+    out
 }
 
-/// The driver's input as JSON.
+/// The seed query set as JSON (`--print-queries`).
 fn spec_json(tables: &[(&str, PathBuf)], queries: &[Query], repeats: usize) -> String {
-    fn s(text: &str) -> String {
-        let mut out = String::from("\"");
-        for c in text.chars() {
-            match c {
-                '"' => out.push_str("\\\""),
-                '\\' => out.push_str("\\\\"),
-                '\n' => out.push_str("\\n"),
-                c => out.push(c),
-            }
-        }
-        out.push('"');
-        out
-    }
+    let s = json_string;
     let tables: Vec<String> =
         tables.iter().map(|(n, p)| format!("{}: {}", s(n), s(&p.display().to_string()))).collect();
     let queries: Vec<String> = queries
@@ -305,94 +324,4 @@ pub(crate) fn geomean(values: impl Iterator<Item = f64>) -> f64 {
         n += 1;
     }
     if n == 0 { f64::NAN } else { (log_sum / n as f64).exp() }
-}
-
-fn report(
-    queries: &[Query],
-    strata: &[Timing],
-    others: &[(String, Vec<Timing>)],
-    p: &Parameters,
-    options: &QueryBenchOptions,
-) -> Report {
-    let mut columns = vec![
-        Column::text("query"),
-        Column::number("rows", 0),
-        Column::number("strata cold ms", 1).lower_is_better(),
-        Column::number("strata warm ms", 2).lower_is_better(),
-    ];
-    for (engine, _) in others {
-        columns.push(Column::number(format!("{engine} cold ms"), 1).lower_is_better());
-        columns.push(Column::number(format!("{engine} warm ms"), 2).lower_is_better());
-    }
-    for (engine, _) in others {
-        columns.push(Column::number(format!("strata/{engine} warm"), 3).lower_is_better());
-        columns.push(Column::number(format!("strata/{engine} cold"), 3).lower_is_better());
-    }
-    columns.push(Column::text("rows agree"));
-    let mut table = Table::new("query times (ms) and Strata's ratio to each engine (below 1: Strata faster)", columns);
-    for (i, q) in queries.iter().enumerate() {
-        let mut row: Vec<Cell> =
-            vec![q.name.clone().into(), strata[i].rows.into(), strata[i].cold_ms.into(), strata[i].warm_ms.into()];
-        for (_, t) in others {
-            row.push(t[i].cold_ms.into());
-            row.push(t[i].warm_ms.into());
-        }
-        for (_, t) in others {
-            row.push((strata[i].warm_ms / t[i].warm_ms).into());
-            row.push((strata[i].cold_ms / t[i].cold_ms).into());
-        }
-        row.push(others.iter().all(|(_, t)| t[i].rows == strata[i].rows).into());
-        table.push_row(row);
-    }
-    let mut row: Vec<Cell> = vec![
-        "geometric mean".into(),
-        Cell::Empty,
-        geomean(strata.iter().map(|t| t.cold_ms)).into(),
-        geomean(strata.iter().map(|t| t.warm_ms)).into(),
-    ];
-    for (_, t) in others {
-        row.push(geomean(t.iter().map(|x| x.cold_ms)).into());
-        row.push(geomean(t.iter().map(|x| x.warm_ms)).into());
-    }
-    for (_, t) in others {
-        row.push(geomean(strata.iter().zip(t).map(|(s, o)| s.warm_ms / o.warm_ms)).into());
-        row.push(geomean(strata.iter().zip(t).map(|(s, o)| s.cold_ms / o.cold_ms)).into());
-    }
-    row.push(Cell::Empty);
-    table.push_row(row);
-    let mut setup = Table::new("set-up", vec![Column::text("what"), Column::text("value")]);
-    let data = match &options.db {
-        Some(db) => db.display().to_string(),
-        None => format!(
-            "generated: {} quotes, {} trades, {} symbols, seed {}",
-            options.taq.quotes, options.taq.trades, options.taq.syms, options.taq.seed
-        ),
-    };
-    for (what, value) in [
-        ("data", data),
-        ("date", p.date.clone()),
-        ("someSyms", p.some_syms.join(" ")),
-        ("infreqIdList", p.infrequent.join(" ")),
-        ("VFVA stand-in", p.one_sym.clone()),
-        ("CIIG.W stand-in", p.rare_sym.clone()),
-        ("size thresholds (seed 500000, 700000, 4000)", format!("{}, {}, {}", p.big_size, p.bigger_size, p.deep)),
-        ("cold", "page cache emptied of the engine's files (posix_fadvise DONTNEED), fresh engine".into()),
-        ("warm", format!("best of {} further runs", options.repeats)),
-    ] {
-        setup.push_row(vec![what.into(), value.into()]);
-    }
-    let mut queries_table =
-        Table::new("the queries", vec![Column::text("query"), Column::text("q"), Column::text("Strata SQL")]);
-    for q in queries {
-        queries_table.push_row(vec![
-            q.name.clone().into(),
-            q.q.into(),
-            q.strata.first().cloned().unwrap_or_default().into(),
-        ]);
-    }
-    let mut report = Report::new("query set: Strata vs DuckDB vs Polars");
-    report.push_table(table);
-    report.push_table(setup);
-    report.push_table(queries_table);
-    report
 }

@@ -15,8 +15,6 @@
 //! The files are in the page cache throughout (they were just written): the
 //! figures are what opening and planning cost, not disk reads.
 
-mod process;
-
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -24,8 +22,8 @@ use strata_query::Engine;
 use strata_store::{Database, Date, DbConfig, Durability, TableWrite};
 use strata_taq::TaqConfig;
 
+use crate::process::{Hdb, run_sql};
 use crate::report::{Cell, Column, Report, ScatterChart, Table};
-use process::{Hdb, run_sql};
 
 /// What to run.
 #[derive(Clone, Debug)]
@@ -244,7 +242,7 @@ fn timed<T, E: Into<Box<dyn std::error::Error + Send + Sync>>>(
     Ok((ms(started.elapsed()), out))
 }
 
-fn ms(d: Duration) -> f64 {
+pub(crate) fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 

@@ -1,4 +1,5 @@
-//! `strata bench query`: the seed 000 query set on Strata, DuckDB and Polars.
+//! `strata bench query`: an analyst workload on Strata (library, HDB over IPC,
+//! `strata sql`), DuckDB and Polars with the day in memory.
 
 use std::path::PathBuf;
 
@@ -11,14 +12,14 @@ use super::CliResult;
 #[derive(Args)]
 pub struct QueryArgs {
     /// A database holding one day of quote, trade, quoteNorm and tradeNorm; without
-    /// one, a TAQ day is generated (10M quotes, 500k trades by default).
+    /// one, a TAQ day is generated (5M quotes, 250k trades by default).
     #[arg(long)]
     db: Option<PathBuf>,
     /// Quotes in the generated day.
-    #[arg(long, default_value_t = 10_000_000)]
+    #[arg(long, default_value_t = 5_000_000)]
     quotes: usize,
     /// Trades in the generated day.
-    #[arg(long, default_value_t = 500_000)]
+    #[arg(long, default_value_t = 250_000)]
     trades: usize,
     /// Symbols in the generated day.
     #[arg(long, default_value_t = 2_000)]
@@ -29,8 +30,8 @@ pub struct QueryArgs {
     /// Scratch directory (generated database, Parquet files); default: a temporary one.
     #[arg(long)]
     scratch: Option<PathBuf>,
-    /// Only write the query set for --db (Strata, DuckDB and Polars texts) as JSON
-    /// to this file and stop.
+    /// Only write seed 000's fourteen queries for --db (Strata, DuckDB and Polars
+    /// texts) as JSON to this file and stop.
     #[arg(long, requires = "db")]
     print_queries: Option<PathBuf>,
     /// Directory for the CSV files and the HTML page.
@@ -54,7 +55,7 @@ pub fn run(args: QueryArgs) -> CliResult {
         .scratch
         .clone()
         .unwrap_or_else(|| std::env::temp_dir().join(format!("strata-bench-query-{}", std::process::id())));
-    let mut options = QueryBenchOptions::new(scratch.clone(), python);
+    let mut options = QueryBenchOptions::new(scratch.clone(), python, std::env::current_exe()?);
     options.db = args.db.clone();
     options.repeats = args.repeats;
     options.taq.quotes = args.quotes;

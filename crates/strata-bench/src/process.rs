@@ -1,4 +1,5 @@
-//! The processes the scale benchmark times: one `strata sql` run, and an HDB.
+//! Strata as the processes its users run, for the benchmarks that time them: one
+//! `strata sql` run, and an HDB answering SQL over kdb+ IPC.
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -6,24 +7,27 @@ use std::time::{Duration, Instant};
 
 use strata_ipc::{Connection, K};
 
-use super::{BenchResult, ms};
+use crate::scale::{BenchResult, ms};
 
 /// How long an HDB may take to answer its first connection.
 const HDB_START_LIMIT: Duration = Duration::from_secs(120);
 
 /// One `strata sql` process.
-pub(super) struct SqlRun {
+pub(crate) struct SqlRun {
     /// From spawn to exit.
     pub wall_ms: f64,
     /// The process's peak resident memory.
     pub peak_mib: f64,
+    /// The query's own time as the process reports it (`--timing`), without its
+    /// start and the database open.
+    pub query_ms: f64,
 }
 
 /// Runs `strata sql ROOT SQL --timing` (results discarded) and reports its time and
 /// the peak memory it reports of itself (its own `VmHWM`: a child's `rusage` would
 /// also count the pages of the parent it was spawned from); a failure is an error
 /// with its standard error.
-pub(super) fn run_sql(strata: &Path, root: &Path, sql: &str) -> BenchResult<SqlRun> {
+pub(crate) fn run_sql(strata: &Path, root: &Path, sql: &str) -> BenchResult<SqlRun> {
     let started = Instant::now();
     let out = Command::new(strata)
         .arg("sql")
@@ -44,11 +48,15 @@ pub(super) fn run_sql(strata: &Path, root: &Path, sql: &str) -> BenchResult<SqlR
         .rsplit_once("peak memory ")
         .and_then(|(_, rest)| rest.trim().strip_suffix("MiB")?.trim().parse().ok())
         .ok_or_else(|| format!("strata sql --timing printed no peak memory: {}", err.trim()))?;
-    Ok(SqlRun { wall_ms, peak_mib })
+    let query_ms = err
+        .rsplit_once("query ")
+        .and_then(|(_, rest)| rest.split_once(" ms")?.0.trim().parse().ok())
+        .ok_or_else(|| format!("strata sql --timing printed no query time: {}", err.trim()))?;
+    Ok(SqlRun { wall_ms, peak_mib, query_ms })
 }
 
 /// A running `strata hdb` on loopback, killed when dropped.
-pub(super) struct Hdb {
+pub(crate) struct Hdb {
     child: Child,
     connection: Connection,
     /// From spawn to its first answer.
@@ -57,7 +65,7 @@ pub(super) struct Hdb {
 
 impl Hdb {
     /// Starts an HDB on `root` and waits until it answers.
-    pub(super) fn start(strata: &Path, root: &Path) -> BenchResult<Hdb> {
+    pub(crate) fn start(strata: &Path, root: &Path) -> BenchResult<Hdb> {
         let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
         let addr = format!("127.0.0.1:{port}");
         let started = Instant::now();
@@ -91,16 +99,22 @@ impl Hdb {
     }
 
     /// Runs `sql` and returns its time in ms (request to answer).
-    pub(super) fn query(&mut self, sql: &str) -> BenchResult<f64> {
+    pub(crate) fn query(&mut self, sql: &str) -> BenchResult<f64> {
+        Ok(self.answer(sql)?.0)
+    }
+
+    /// Runs `sql` and returns its time in ms (request to decoded answer) and the
+    /// answer, which is not an error.
+    pub(crate) fn answer(&mut self, sql: &str) -> BenchResult<(f64, K)> {
         let started = Instant::now();
         match self.connection.sync(&K::string(sql))? {
             K::Error(e) => Err(format!("hdb: {sql}: {e}").into()),
-            _ => Ok(ms(started.elapsed())),
+            answer => Ok((ms(started.elapsed()), answer)),
         }
     }
 
     /// The HDB's peak resident memory so far (Linux `VmHWM`).
-    pub(super) fn peak_mib(&self) -> Option<f64> {
+    pub(crate) fn peak_mib(&self) -> Option<f64> {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).ok()?;
         let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
         let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
