@@ -1,13 +1,15 @@
-//! Importing a CSV or Parquet file into a table (`strata import`): read the file
-//! with the table's schema in mind, bring it to that schema, and write it as the
-//! import's mode says.
+//! Importing a CSV or Parquet file (`strata import`), or Arrow record batches held
+//! in memory (the Python package's `db.write`), into a table: read the rows with
+//! the table's schema in mind, bring them to that schema, and write them as the
+//! import's mode says. Every source goes through [`import`], so the rules below are
+//! the same for all.
 //!
 //! - **Types.** A table that exists already has its types: the schema of a
 //!   partitioned table ([`crate::Database::table_schema`]), the stored columns of a
 //!   splayed one. A CSV's columns take them (over inference, under `--types`), so
 //!   a price column is parsed as the float it is stored as and a value that is not
 //!   a number is an error naming its line and column, not a reason to read the
-//!   column as symbols. Parquet files carry their own types.
+//!   column as symbols. Parquet files and Arrow batches carry their own types.
 //! - **Conforming.** Columns are put in the schema's order when the names agree.
 //!   A column of another type is refused ([`crate::StoreError::Schema`]) unless
 //!   `cast` is set, which converts it when no value changes ([`crate::cast`]) and
@@ -24,7 +26,11 @@
 
 use std::path::Path;
 
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
+
 use crate::append::stored_schema;
+use crate::arrow::table_from_record_batches;
 use crate::cast::{CastFailure, cast_column};
 use crate::database::{Database, TableLocation, TableWrite, WriteMode, WriteOutcome};
 use crate::error::{Result, StoreError};
@@ -66,10 +72,65 @@ pub fn is_parquet(file: &Path) -> bool {
     file.is_dir() || file.extension().is_some_and(|e| e == "parquet" || e == "pq")
 }
 
+/// Where an import's rows come from.
+#[derive(Clone, Copy, Debug)]
+pub enum ImportSource<'a> {
+    /// A CSV file with a header row; its columns take the table's types.
+    Csv(&'a Path),
+    /// A Parquet file, or a directory of `*.parquet` files.
+    Parquet(&'a Path),
+    /// Arrow record batches in memory, all of `schema`; `label` names them in errors
+    /// (e.g. "polars DataFrame").
+    Arrow {
+        /// What the batches are, for error messages.
+        label: &'a str,
+        /// Their schema.
+        schema: &'a SchemaRef,
+        /// The rows, in order.
+        batches: &'a [RecordBatch],
+    },
+}
+
+impl ImportSource<'_> {
+    /// The source's name in errors: the file, or the batches' label.
+    fn label(&self) -> &Path {
+        match self {
+            ImportSource::Csv(path) | ImportSource::Parquet(path) => path,
+            ImportSource::Arrow { label, .. } => Path::new(label),
+        }
+    }
+
+    /// Whether the source carries its column types (only a CSV does not).
+    fn typed(&self) -> bool {
+        !matches!(self, ImportSource::Csv(_))
+    }
+
+    /// The source's rows as a table, CSV columns taking `known` types.
+    fn read(&self, overrides: &[(String, ColumnType)], known: &[(String, ColumnType)]) -> Result<Table> {
+        match self {
+            ImportSource::Csv(path) => read_csv_with(path, overrides, known),
+            ImportSource::Parquet(path) => read_parquet(path, overrides),
+            ImportSource::Arrow { label, schema, batches } => table_from_record_batches(schema, batches, overrides)
+                .map_err(|e| StoreError::Invalid(format!("{label}: {e}"))),
+        }
+    }
+}
+
 /// Imports `file` (CSV or Parquet, see [`is_parquet`]) into `location` of `db`.
 pub fn import_file(
     db: &Database,
     file: &Path,
+    location: &TableLocation,
+    options: &ImportOptions,
+) -> Result<ImportReport> {
+    let source = if is_parquet(file) { ImportSource::Parquet(file) } else { ImportSource::Csv(file) };
+    import(db, source, location, options)
+}
+
+/// Imports the rows of `source` into `location` of `db` (see the module doc).
+pub fn import(
+    db: &Database,
+    source: ImportSource<'_>,
     location: &TableLocation,
     options: &ImportOptions,
 ) -> Result<ImportReport> {
@@ -90,14 +151,10 @@ pub fn import_file(
         TableLocation::Splayed(_) => None,
     };
     let known_types = known.as_ref().map_or(&[][..], |k| k.columns.as_slice());
-    let parquet = is_parquet(file);
-    let table = if parquet {
-        read_parquet(file, &options.overrides)?
-    } else {
-        read_csv_with(file, &options.overrides, known_types)?
-    };
+    let (file, typed) = (source.label(), source.typed());
+    let table = source.read(&options.overrides, known_types)?;
     let (rows, columns) = (table.len(), table.names().len());
-    if table.is_empty() && !parquet && !exists {
+    if table.is_empty() && !typed && !exists {
         let untyped: Vec<&str> = table
             .names()
             .iter()
@@ -117,7 +174,7 @@ pub fn import_file(
     let table = match &known {
         Some(schema) => {
             let ordered = schema.reorder(&table)?;
-            if options.cast { conform(file, schema, &ordered, parquet, &mut cast)? } else { ordered }
+            if options.cast { conform(file, schema, &ordered, typed, &mut cast)? } else { ordered }
         }
         None => table,
     };
@@ -141,12 +198,13 @@ pub fn import_file(
 }
 
 /// `table` with each column of another type than `schema`'s cast to it, or the
-/// error naming the file, table, column and the first value that would change.
+/// error naming the source, table, column and the first value that would change
+/// (by CSV line unless the source is `typed`).
 fn conform(
     file: &Path,
     schema: &TableSchema,
     table: &Table,
-    parquet: bool,
+    typed: bool,
     cast: &mut Vec<(String, ColumnType, ColumnType)>,
 ) -> Result<Table> {
     let mut columns = Vec::with_capacity(table.names().len());
@@ -154,7 +212,7 @@ fn conform(
         let column = match schema.type_of(name) {
             Some(stored) if stored != column.ty() => {
                 let converted =
-                    cast_column(column, stored).map_err(|failure| cast_error(file, schema, name, parquet, failure))?;
+                    cast_column(column, stored).map_err(|failure| cast_error(file, schema, name, typed, failure))?;
                 cast.push((name.to_string(), column.ty(), stored));
                 converted
             }
@@ -165,10 +223,10 @@ fn conform(
     Table::new(columns)
 }
 
-fn cast_error(file: &Path, schema: &TableSchema, column: &str, parquet: bool, failure: CastFailure) -> StoreError {
+fn cast_error(file: &Path, schema: &TableSchema, column: &str, typed: bool, failure: CastFailure) -> StoreError {
     let at = match &failure {
         // Rows count from 0 after the header, which is line 1 of a CSV.
-        CastFailure::Value { row, value, problem } if !parquet => {
+        CastFailure::Value { row, value, problem } if !typed => {
             format!("line {} (row {row}): value {value} {problem}", row + 2)
         }
         other => other.to_string(),
@@ -179,4 +237,80 @@ fn cast_error(file: &Path, schema: &TableSchema, column: &str, parquet: bool, fa
         schema.table,
         schema.type_of(column).map_or("type", ColumnType::name)
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_array::{Float64Array, Int64Array, RecordBatch, StringArray};
+    use arrow_schema::{DataType, Field, Schema};
+
+    use super::*;
+
+    fn batch(prices: Vec<f64>) -> RecordBatch {
+        let n = prices.len();
+        let schema = Schema::new(vec![
+            Field::new("sym", DataType::Utf8, false),
+            Field::new("price", DataType::Float64, true),
+            Field::new("size", DataType::Int64, true),
+        ]);
+        RecordBatch::try_new(
+            Arc::new(schema),
+            vec![
+                Arc::new(StringArray::from_iter_values((0..n).map(|i| format!("s{}", i % 3)))),
+                Arc::new(Float64Array::from(prices)),
+                Arc::new(Int64Array::from_iter((0..n as i64).map(|i| (i != 1).then_some(i)))),
+            ],
+        )
+        .unwrap()
+    }
+
+    fn import_batches(
+        db: &Database,
+        location: &TableLocation,
+        batches: &[RecordBatch],
+        mode: WriteMode,
+    ) -> Result<ImportReport> {
+        let source = ImportSource::Arrow { label: "test batches", schema: &batches[0].schema(), batches };
+        import(db, source, location, &ImportOptions { mode, ..ImportOptions::default() })
+    }
+
+    #[test]
+    fn arrow_batches_import_under_the_rules_of_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Database::open(dir.path()).unwrap();
+        let day = TableLocation::Partition("2024.01.02".parse().unwrap(), "trade".into());
+        let report = import_batches(&db, &day, &[batch(vec![1.0, 2.0]), batch(vec![3.0])], WriteMode::Fail).unwrap();
+        assert_eq!((report.rows, report.outcome.rows_after), (3, 3));
+        let table = db.read_table(&day).unwrap();
+        assert_eq!(table.names(), ["sym", "price", "size"]);
+        assert_eq!(table.column("size").unwrap().ty(), ColumnType::Long);
+        assert_eq!(table.column("size").unwrap().values::<i64>(), [0, i64::MIN, 0], "an Arrow null is 0N");
+
+        let refused = import_batches(&db, &day, &[batch(vec![4.0])], WriteMode::Fail).unwrap_err();
+        assert!(refused.to_string().contains("trade"), "{refused}");
+        let appended = import_batches(&db, &day, &[batch(vec![4.0])], WriteMode::Append).unwrap();
+        assert_eq!((appended.outcome.rows_before, appended.outcome.rows_after), (Some(3), 4));
+
+        // Another day with price as integers: the schema refuses it, naming the column.
+        let schema = Schema::new(vec![
+            Field::new("sym", DataType::Utf8, false),
+            Field::new("price", DataType::Int64, true),
+            Field::new("size", DataType::Int64, true),
+        ]);
+        let ints = RecordBatch::try_new(
+            Arc::new(schema),
+            vec![
+                Arc::new(StringArray::from(vec!["s0"])),
+                Arc::new(Int64Array::from(vec![1])),
+                Arc::new(Int64Array::from(vec![1])),
+            ],
+        )
+        .unwrap();
+        let next = TableLocation::Partition("2024.01.03".parse().unwrap(), "trade".into());
+        let wrong = import_batches(&db, &next, &[ints], WriteMode::Fail).unwrap_err();
+        assert!(wrong.to_string().contains("column price"), "{wrong}");
+        assert_eq!(db.partitions().unwrap().len(), 1, "nothing written");
+    }
 }
