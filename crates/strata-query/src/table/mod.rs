@@ -201,11 +201,6 @@ impl StrataTable {
         &self.name
     }
 
-    /// How many pieces the table may have: its partition dates (or 1, splayed).
-    pub fn piece_count(&self) -> usize {
-        self.pieces.len()
-    }
-
     fn stored_type(&self, column: &str) -> Option<ColumnType> {
         self.stored.iter().find(|(n, _)| n == column).map(|(_, ty)| *ty)
     }
