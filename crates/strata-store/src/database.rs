@@ -340,11 +340,8 @@ impl Database {
     /// is not served), ascending, with a bad record or not: for writers, which must
     /// go on with other days when one is damaged.
     fn published(&self) -> Result<Vec<Partition>> {
-        let mut found: Vec<Partition> = Vec::new();
-        for (date, dir) in self.dated_entries()?.0 {
-            if dir != self.partition_dir(date) || found.last().is_some_and(|p| p.date == date) {
-                continue;
-            }
+        let mut found = Vec::new();
+        for date in self.partition_dates()? {
             found.extend(self.partition(date)?);
         }
         Ok(found)
