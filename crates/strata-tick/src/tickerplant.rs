@@ -447,8 +447,19 @@ impl Tickerplant {
                 Ok(K::Identity)
             }
             ".strata.counters" => Ok(self.counters()),
+            ".strata.schema" => {
+                arity(1)?;
+                let table = args[0]
+                    .as_text()
+                    .ok_or_else(|| format!(".strata.schema: table must be a symbol, got a {}", args[0].describe()))?;
+                let schema = self.config.schema.table(table).ok_or_else(|| {
+                    format!(".strata.schema: no table {table}; tables: {}", self.table_names().join(" "))
+                })?;
+                Ok(K::Table(schema.empty_table()))
+            }
             _ => Err(format!(
-                "{name}: not a tickerplant function (upd .u.upd .u.sub .u.i .u.j .u.L .u.d .u.t .u.end .strata.counters)"
+                "{name}: not a tickerplant function (upd .u.upd .u.sub .u.i .u.j .u.L .u.d .u.t .u.end \
+                 .strata.counters .strata.schema)"
             )),
         }
     }

@@ -1,4 +1,4 @@
-"""Strata in process: open a database, run SQL into Arrow (pyarrow, polars, pandas,
+"""The extension module of `strata` (re-exported there): open a database, run SQL into Arrow (pyarrow, polars, pandas,
 DuckDB take the result without a copy), and write DataFrames into partitions under
 the same rules as ``strata import``."""
 
@@ -100,3 +100,41 @@ class Database:
 
 def open(path: str | os.PathLike[str], create: bool = True) -> Database:
     """Opens the database at ``path`` (created when missing and ``create``)."""
+
+class Connection:
+    """A kdb+ IPC connection to a Strata (or kdb+) tickerplant, RDB or HDB. One
+    request at a time; usable as a context manager."""
+
+    @property
+    def address(self) -> str:
+        """The address connected to."""
+    def query(self, text: str) -> Result | Any:
+        """Sends ``text`` as kdb+ clients do (``tables[]``, ``.u.i``, ``count t``,
+        SQL). A table or keyed table answers as a ``Result``; other values as
+        Python objects (numbers, ``str``, ``datetime`` values, lists, dicts, None).
+        A q error raises ``Error``."""
+    def sql(self, query: str) -> Result:
+        """Runs SQL on the server (``.s.e``) and returns its rows."""
+    def publish(self, table: str, data: _ArrowStream | _ArrowArray | Any, sync: bool = True) -> int:
+        """Sends the rows of ``data`` (pyarrow Table, polars or pandas DataFrame) to
+        a tickerplant's ``.u.upd``, each column converted to the kdb+ type of the
+        tickerplant's schema (a value that would change raises ``Error`` naming the
+        column and row). Without a ``time`` column the tickerplant stamps the time
+        of receipt. With ``sync`` the call returns once the rows are journaled.
+        Returns the rows sent."""
+    def close(self) -> None:
+        """Closes the connection."""
+    def __enter__(self) -> Connection: ...
+    def __exit__(self, *exc: object) -> None: ...
+
+def connect(
+    address: str | int,
+    user: str | None = None,
+    password: str | None = None,
+    tls: bool = False,
+    tls_ca: str | os.PathLike[str] | None = None,
+    timeout: float = 10.0,
+) -> Connection:
+    """Connects to a Strata or kdb+ process at ``address`` (``host:port``, a port on
+    this machine, or ``tcps://host:port``) and logs in as ``user``. TLS trusts the
+    CAs of ``tls_ca``, else of ``SSL_CA_CERT_FILE``."""
