@@ -7,12 +7,11 @@
 //! standard input, it prints `ENGINE COLD_MS WARM_MS ROWS AGREE` per engine, then
 //! `done`.
 
-use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 use super::workload::{WorkloadParameters, WorkloadQuery};
 use super::{BenchResult, Timing, json_string};
+use crate::python::PythonDriver;
 
 /// The driver script and the Polars forms of the workload it loads.
 const ENGINES_PY: &str = include_str!("engines.py");
@@ -29,9 +28,7 @@ pub(crate) struct EngineRun {
 
 /// The running driver, killed when dropped.
 pub(crate) struct Driver {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
+    python: PythonDriver,
     /// Each engine's load of the day, ms.
     pub loads: Vec<(String, f64)>,
 }
@@ -40,27 +37,23 @@ impl Driver {
     /// Writes the scripts into `scratch` and starts `python` on `spec` (JSON); returns
     /// once the day is loaded.
     pub(crate) fn start(python: &Path, scratch: &Path, spec: &str) -> BenchResult<Driver> {
-        let script = scratch.join("engines.py");
-        std::fs::write(&script, ENGINES_PY)?;
         std::fs::write(scratch.join("polars_workload.py"), POLARS_PY)?;
         let spec_path: PathBuf = scratch.join("spec.json");
         std::fs::write(&spec_path, spec)?;
-        let mut child = Command::new(python)
-            .arg(&script)
-            .arg(&spec_path)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .map_err(|e| {
-                format!("cannot run {} (set STRATA_PYTHON to a Python with duckdb and polars): {e}", python.display())
-            })?;
-        let stdin = child.stdin.take().expect("piped");
-        let stdout = BufReader::new(child.stdout.take().expect("piped"));
-        let mut driver = Driver { child, stdin, stdout, loads: Vec::new() };
-        for line in driver.lines_until("ready")? {
+        let python = PythonDriver::start(
+            python,
+            scratch,
+            "engines.py",
+            ENGINES_PY,
+            &[spec_path.as_os_str()],
+            &[],
+            "duckdb and polars",
+        )?;
+        let mut driver = Driver { python, loads: Vec::new() };
+        for line in driver.python.lines_until("ready")? {
             match line.as_slice() {
                 [load, engine, ms] if load == "load" => driver.loads.push((engine.clone(), ms.parse()?)),
-                other => return Err(format!("engines.py: unexpected line {other:?}").into()),
+                other => return Err(driver.python.unexpected(other)),
             }
         }
         Ok(driver)
@@ -68,41 +61,16 @@ impl Driver {
 
     /// Runs query `index` of the spec on every engine of the driver.
     pub(crate) fn run(&mut self, index: usize) -> BenchResult<Vec<EngineRun>> {
-        writeln!(self.stdin, "{index}")?;
-        self.stdin.flush()?;
+        self.python.send(&index.to_string())?;
         let mut runs = Vec::new();
-        for line in self.lines_until("done")? {
+        for line in self.python.lines_until("done")? {
             let [engine, cold, warm, rows, agree] = line.as_slice() else {
-                return Err(format!("engines.py: unexpected line {line:?}").into());
+                return Err(self.python.unexpected(&line));
             };
             let timing = Timing { cold_ms: cold.parse()?, warm_ms: warm.parse()?, rows: rows.parse()? };
             runs.push(EngineRun { engine: engine.clone(), timing, agree: agree.clone() });
         }
         Ok(runs)
-    }
-
-    /// Tab-separated lines up to (not including) the line `end`.
-    fn lines_until(&mut self, end: &str) -> BenchResult<Vec<Vec<String>>> {
-        let mut lines = Vec::new();
-        loop {
-            let mut line = String::new();
-            if self.stdout.read_line(&mut line)? == 0 {
-                let status = self.child.wait()?;
-                return Err(format!("engines.py exited ({status}) before printing {end:?}").into());
-            }
-            let line = line.trim_end_matches('\n');
-            if line == end {
-                return Ok(lines);
-            }
-            lines.push(line.split('\t').map(str::to_string).collect());
-        }
-    }
-}
-
-impl Drop for Driver {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

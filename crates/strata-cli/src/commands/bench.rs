@@ -30,6 +30,9 @@ pub enum BenchCommand {
     Tick(super::bench_tick::TickArgs),
     /// Seed 000's query set on Strata, DuckDB and Polars (same data, same run).
     Query(super::bench_query::QueryArgs),
+    /// A table read into pyarrow, polars and pandas from Strata (the Python
+    /// package), from Parquet and from a DuckDB file, against a memory copy.
+    Read(super::bench_read::ReadArgs),
     /// Open and query cost as a database grows to thousands of date partitions:
     /// in process, as `strata sql` processes and through an HDB.
     Scale(super::bench_scale::ScaleArgs),
@@ -100,6 +103,7 @@ pub fn run(command: BenchCommand) -> CliResult {
     match command {
         BenchCommand::Query(args) => super::bench_query::run(args),
         BenchCommand::Scale(args) => super::bench_scale::run(args),
+        BenchCommand::Read(args) => super::bench_read::run(args),
         BenchCommand::Codecs(args) => {
             let mut options = CodecBenchOptions { rows: args.rows, repeats: args.repeats, ..Default::default() };
             if !args.specs.is_empty() {

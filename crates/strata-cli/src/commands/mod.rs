@@ -4,6 +4,7 @@ mod bench;
 mod bench_chaos;
 mod bench_io;
 mod bench_query;
+mod bench_read;
 mod bench_scale;
 mod bench_tick;
 mod bench_zip;
