@@ -136,7 +136,7 @@ impl Connection {
     /// integers to floats, ...; a value that would change is an error naming the
     /// column and row). Without a `time` column the tickerplant stamps the time of
     /// receipt. With `sync` (the default) the call returns once the tickerplant
-    /// has journaled the rows; otherwise it only queues them. Returns the rows sent.
+    /// has written the rows to its journal; otherwise it only queues them. Returns the rows sent.
     #[pyo3(signature = (table, data, sync=true))]
     fn publish(&self, py: Python<'_>, table: &str, data: &Bound<'_, PyAny>, sync: bool) -> PyResult<usize> {
         let schema = self.schema_of(py, table)?;

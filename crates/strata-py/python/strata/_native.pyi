@@ -120,7 +120,8 @@ class Connection:
         a tickerplant's ``.u.upd``, each column converted to the kdb+ type of the
         tickerplant's schema (a value that would change raises ``Error`` naming the
         column and row). Without a ``time`` column the tickerplant stamps the time
-        of receipt. With ``sync`` the call returns once the rows are journaled.
+        of receipt. With ``sync`` the call returns once the tickerplant has
+        written the rows to its journal.
         Returns the rows sent."""
     def close(self) -> None:
         """Closes the connection."""
