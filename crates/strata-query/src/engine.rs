@@ -17,7 +17,7 @@ use datafusion::sql::sqlparser::ast::Statement as SqlStatement;
 use datafusion::sql::sqlparser::dialect::{Dialect, dialect_from_str};
 use strata_store::Database;
 
-use crate::dialect::{pivot, pivot_statement, rename};
+use crate::dialect::{names, pivot, pivot_statement, rename};
 use crate::dictionary_groups::DictionaryGroups;
 use crate::error::{QueryError, Result};
 use crate::join::StrataQueryPlanner;
@@ -330,6 +330,7 @@ impl Engine {
         if let DfStatement::Statement(inner) = &mut statement {
             mark_time_joins(inner, &blanked.relations).map_err(sql_error)?;
             self.write_out_data_dependent(inner, dialect.as_ref()).await?;
+            names::name_as_written(inner);
         }
         let plan = state.statement_to_plan(statement).await.map_err(|e| self.explain_error(e.into()))?;
         // Before `execute_logical_plan`, which runs DDL at once.

@@ -92,10 +92,11 @@ def test_pykx_queries_the_rdb_and_hdb_with_sql(strata):
         with pytest.raises(kx.QError, match="nosuchcolumn"):
             hdb("SELECT nosuchcolumn FROM trade")
         assert hdb(".s.e", kx.CharVector("SELECT count(*) AS n FROM quote")).pd()["n"].tolist() == [3]
-        # Unaliased expressions are named as kdb+'s .Q.id names them: count(*) is count.
+        # Unaliased calls are named as DuckDB names them (count_star(), sum(size)), made
+        # identifiers as kdb+'s .Q.id makes them.
         unaliased = hdb("SELECT count(*), sum(size) FROM trade").pd()
-        assert list(unaliased.columns) == ["count", "sumtradesize"]  # DataFusion: sum(trade.size)
-        assert unaliased["count"].tolist() == [3] and unaliased["sumtradesize"].tolist() == [340]
+        assert list(unaliased.columns) == ["count_star", "sumsize"]  # DataFusion: count(*), sum(trade.size)
+        assert unaliased["count_star"].tolist() == [3] and unaliased["sumsize"].tolist() == [340]
 
 
 def test_kdb_nulls_are_sql_nulls_and_come_back_to_q_as_typed_nulls(strata):

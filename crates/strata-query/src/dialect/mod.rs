@@ -15,6 +15,7 @@
 //! | `SELECT * RENAME (price AS p)` | the star's columns, `price` named `p` (outermost SELECT only) |
 //! | `FROM t PIVOT (sum(size) FOR ex IN ('N', 'Q'))`, `IN (ANY)`, `t UNPIVOT (v FOR k IN (bid, ask))` | grouped filtered aggregates; a union |
 //! | `PIVOT t ON ex [IN (...)] USING sum(size) [GROUP BY sym]`, `UNPIVOT t ON bid, ask INTO NAME k VALUE v` | DuckDB's statement forms, as the FROM-clause forms |
+//! | `SELECT count(*), sum(price)` | columns named `count_star()` and `sum(price)`, as DuckDB names them (DataFusion: `count(*)`, `sum(t.price)`) |
 //! | `7 / 2`, `7 // 2` | 3.5 (`/` on integers is a float division, as in DuckDB and q's `%`), 3 (integer division, truncating) |
 //!
 //! [`install`] puts the pieces into a session: [`planner::DuckOperators`] for
@@ -22,6 +23,7 @@
 //! and [`TimespanType`] for the type name `TIMESPAN`.
 
 mod analyzer;
+pub(crate) mod names;
 pub(crate) mod pivot;
 pub(crate) mod pivot_statement;
 mod planner;

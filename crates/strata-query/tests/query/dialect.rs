@@ -258,6 +258,21 @@ fn integer_division_is_a_float_division_and_slash_slash_truncates() {
 }
 
 #[test]
+fn unaliased_calls_are_named_as_duckdb_names_them() {
+    let (_dir, engine) = engine();
+    let sql = "SELECT sym, count(*), sum(price), avg(t.size), count(DISTINCT sym), max(price) AS top FROM trade t \
+               GROUP BY sym ORDER BY sum(price) DESC";
+    let out = one(&engine.sql(sql).unwrap());
+    let schema = out.schema();
+    let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+    // DuckDB: sym, count_star(), sum(price), avg(t.size), count(DISTINCT sym), top.
+    assert_eq!(names, ["sym", "count_star()", "sum(price)", "avg(t.size)", "count(DISTINCT sym)", "top"]);
+    // ORDER BY still finds the aggregate: A's prices sum to 60, B's to 83.5.
+    assert_eq!(floats(&out, "sum(price)"), [Some(83.5), Some(60.0)]);
+    assert_eq!(ints(&out, "count_star()"), [Some(4), Some(5)]);
+}
+
+#[test]
 fn star_rename_exclude_and_replace() {
     let (_dir, engine) = engine();
     let names = |sql: &str| -> Vec<String> {
