@@ -21,3 +21,17 @@ def test_bench_read_reports_every_engine_reading_the_same_values(run_strata, tmp
     assert all(r["rows"] == "20000" for r in rows)
     assert (out / "read.html").stat().st_size > 0
     assert os.path.isdir(tmp_path / "s" / "stores" / "db"), "--scratch keeps the stores"
+
+
+def test_bench_output_writes_every_format_that_duckdb_reads_back_whole(run_strata, tmp_path, monkeypatch):
+    monkeypatch.setenv("STRATA_PYTHON", sys.executable)
+    out = tmp_path / "out"
+    run_strata("bench", "output", "--rows", "5000", "--rounds", "1", "--out", out)
+    with open(out / "output.csv") as f:
+        rows = list(csv.DictReader(f))
+    writes = {(r["engine"], r["format"]): r for r in rows}
+    for engine in ("strata-sql", "duckdb-copy"):
+        for fmt in ("csv", "json", "parquet"):
+            assert writes[(engine, fmt)]["rows read back"] == "5000", writes[(engine, fmt)]
+            assert float(writes[(engine, fmt)]["MiB"]) > 0
+    assert ("strata-sql-start", "csv") in writes

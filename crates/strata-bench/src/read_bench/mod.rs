@@ -1,14 +1,20 @@
-//! `strata bench read`: a table of plain columns read into pyarrow, polars and
-//! pandas from Strata (the Python package, its buffers handed over through the
-//! Arrow PyCapsule interface), from Parquet (uncompressed, and pyarrow's default
-//! snappy) and from a DuckDB database file, each as its users read it, alternated
-//! in one run, with a memory copy of the same bytes as the floor.
+//! Moving a table between Strata and the tools around it, against the tools' own
+//! stores, alternated in one run:
+//!
+//! - `strata bench read` ([`Mode::Read`]): a table of plain columns read into
+//!   pyarrow, polars and pandas from Strata (the Python package, its buffers handed
+//!   over through the Arrow PyCapsule interface), from Parquet (uncompressed, and
+//!   pyarrow's default snappy) and from a DuckDB database file, each as its users
+//!   read it, with a memory copy of the same bytes as the floor. Target: Strata's
+//!   read into Arrow at least 2x faster than pyarrow reading uncompressed Parquet.
+//! - `strata bench output` ([`Mode::Output`]): the table written as CSV, JSON and
+//!   Parquet by `strata sql --out` and by DuckDB's `COPY ... TO`, with the `strata
+//!   sql` process start shown apart.
 //!
 //! The engines run in a Python driver (`read_engines.py`) that writes the same
-//! seeded table into every store and checks each read with a checksum of the
-//! values. The report gives each (engine, target)'s best and median time, its
-//! ratio to pyarrow reading uncompressed Parquet into the same target, and the
-//! issue's target: Strata's read into Arrow at least 2x faster than that.
+//! seeded table into every store and checks each run: a checksum of the values
+//! read, or the rows DuckDB reads back from a written file. The report gives each
+//! (engine, target)'s best and median time and its ratio to the reference engine.
 
 use std::ffi::OsStr;
 use std::path::PathBuf;
@@ -18,15 +24,35 @@ use crate::python::PythonDriver;
 use crate::report::{Cell, Column, Report, ScatterChart, Table};
 use crate::scale::BenchResult;
 
+/// Bytes in a MiB.
+const MIB: f64 = 1024.0 * 1024.0;
+
 /// The driver script.
 const READ_ENGINES_PY: &str = include_str!("read_engines.py");
 
-/// The engine every ratio is taken against.
+/// The engine every read's ratio is taken against.
 const BASELINE: &str = "parquet-none";
+
+/// The engine every write's ratio is taken against.
+const OUTPUT_BASELINE: &str = "duckdb-copy";
+
+/// Which benchmark.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Reads into pyarrow, polars and pandas.
+    Read,
+    /// Writes of CSV, JSON and Parquet by this `strata` binary and by DuckDB.
+    Output {
+        /// The `strata` binary run as `strata sql`.
+        strata: PathBuf,
+    },
+}
 
 /// What to run.
 #[derive(Clone, Debug)]
 pub struct ReadBenchOptions {
+    /// Which benchmark.
+    pub mode: Mode,
     /// Rows of the table.
     pub rows: usize,
     /// Times each (engine, target) reads the table; the report gives the best and
@@ -44,9 +70,9 @@ pub struct ReadBenchOptions {
 }
 
 impl ReadBenchOptions {
-    /// Ten million rows, five rounds.
+    /// Reads of ten million rows, five rounds.
     pub fn new(scratch: PathBuf, python: PathBuf) -> ReadBenchOptions {
-        ReadBenchOptions { rows: 10_000_000, rounds: 5, seed: 1, scratch, python, package_dir: None }
+        ReadBenchOptions { mode: Mode::Read, rows: 10_000_000, rounds: 5, seed: 1, scratch, python, package_dir: None }
     }
 }
 
@@ -86,7 +112,11 @@ pub fn run(options: &ReadBenchOptions, show_progress: bool) -> BenchResult<Repor
     std::fs::create_dir_all(&options.scratch)?;
     let stores = options.scratch.join("stores");
     let (rows, seed) = (options.rows.to_string(), options.seed.to_string());
-    let args = [stores.as_os_str(), OsStr::new(&rows), OsStr::new(&seed)];
+    let mut args = vec![stores.as_os_str(), OsStr::new(&rows), OsStr::new(&seed)];
+    match &options.mode {
+        Mode::Read => args.push(OsStr::new("read")),
+        Mode::Output { strata } => args.extend([OsStr::new("output"), strata.as_os_str()]),
+    }
     let python_path = options.package_dir.as_ref().map(|dir| {
         let mut paths = vec![dir.clone()];
         paths.extend(std::env::var_os("PYTHONPATH").iter().flat_map(std::env::split_paths));
@@ -143,7 +173,10 @@ pub fn run(options: &ReadBenchOptions, show_progress: bool) -> BenchResult<Repor
     }
     bar.finish_and_clear();
     reads.sort_by(|a, b| (&a.target, &a.engine).cmp(&(&b.target, &b.engine)));
-    Ok(report(options, &setups, &reads))
+    Ok(match options.mode {
+        Mode::Read => report(options, &setups, &reads),
+        Mode::Output { .. } => output_report(options, &setups, &reads),
+    })
 }
 
 /// The report: targets, reads, stores.
@@ -203,14 +236,67 @@ fn report(options: &ReadBenchOptions, setups: &[Setup], reads: &[Reads]) -> Repo
     if let Ok(chart) = chart {
         report.push_chart(chart.with_log_x().with_log_y());
     }
+    report.push_table(stores_table(setups));
+    report
+}
+
+/// The stores the driver wrote before the runs.
+fn stores_table(setups: &[Setup]) -> Table {
     let mut stores = Table::new(
-        "stores (written once, before the reads)",
+        "stores (written once, before the runs)",
         vec![Column::text("store"), Column::number("write ms", 1), Column::number("MiB", 1)],
     );
     for s in setups {
-        stores.push_row(vec![s.what.as_str().into(), s.ms.into(), (s.bytes / (1024.0 * 1024.0)).into()]);
+        stores.push_row(vec![s.what.as_str().into(), s.ms.into(), (s.bytes / MIB).into()]);
     }
-    report.push_table(stores);
+    stores
+}
+
+/// `strata bench output`'s report: per format, each engine's write, its ratio to
+/// DuckDB's COPY, the rows read back and the file's size.
+fn output_report(options: &ReadBenchOptions, setups: &[Setup], runs: &[Reads]) -> Report {
+    let mut report = Report::new(format!("Writing a {}-row, 8-column result as CSV, JSON and Parquet", options.rows));
+    report.push_note(
+        "strata-sql is a `strata sql DB QUERY --format F --out FILE` process (its start and the database open \
+         included; strata-sql-start is the same process for SELECT 1). duckdb-copy is COPY (query) TO FILE in a \
+         DuckDB connection kept open on its database file. Rows are as DuckDB reads each file back. DuckDB writes \
+         JSON as one object per line; strata sql as one JSON array.",
+    );
+    let mut table = Table::new(
+        "writes (ms)",
+        vec![
+            Column::text("format"),
+            Column::text("engine"),
+            Column::number("best ms", 2).lower_is_better(),
+            Column::number("median ms", 2).lower_is_better(),
+            Column::number("ratio to duckdb-copy (best)", 2).lower_is_better(),
+            Column::text("rows read back"),
+            Column::number("MiB", 1),
+        ],
+    );
+    for r in runs {
+        let baseline = runs.iter().find(|b| b.engine == OUTPUT_BASELINE && b.target == r.target);
+        let ratio = baseline.map_or(Cell::Empty, |b| Cell::from(r.best() / b.best()));
+        let expected = options.rows.to_string();
+        let (rows, bytes) = r.checks[0].split_once(':').unwrap_or((r.checks[0].as_str(), ""));
+        let every_run_read_back_all = r.checks.iter().all(|c| c.split(':').next() == Some(&expected));
+        let rows = if rows == "-" || every_run_read_back_all {
+            rows.to_string()
+        } else {
+            format!("{rows} (expected {expected})")
+        };
+        table.push_row(vec![
+            r.target.as_str().into(),
+            r.engine.as_str().into(),
+            r.best().into(),
+            r.median().into(),
+            ratio,
+            rows.into(),
+            bytes.parse::<f64>().map_or(Cell::Empty, |b| Cell::from(b / MIB)),
+        ]);
+    }
+    report.push_table(table);
+    report.push_table(stores_table(setups));
     report
 }
 

@@ -1,19 +1,24 @@
-"""Driver of `strata bench read`: one table read into pyarrow, polars and pandas from
-Strata (the `strata` package), from Parquet (pyarrow, polars and pandas readers,
-uncompressed and pyarrow's default snappy) and from a DuckDB database file, as each
-library's users read it.
+"""Driver of `strata bench read` and `strata bench output`.
 
-Usage: python read_engines.py SCRATCH ROWS SEED
+read: one table read into pyarrow, polars and pandas from Strata (the `strata`
+package), from Parquet (pyarrow, polars and pandas readers, uncompressed and
+pyarrow's default snappy) and from a DuckDB database file, as each library's users
+read it. output: the table written as CSV, JSON and Parquet by `strata sql --out`
+and by DuckDB's COPY ... TO.
 
-Setup writes the same seeded table into all three stores and prints
+Usage: python read_engines.py SCRATCH ROWS SEED read|output [STRATA_BIN]
+
+Setup writes the same seeded table into every store and prints
 `setup<TAB>WHAT<TAB>MS<TAB>BYTES` lines, then `ready`. For each line `round` on
-standard input it reads the table once per (engine, target), in an order that
-rotates every round, and prints `read<TAB>ENGINE<TAB>TARGET<TAB>MS<TAB>ROWS<TAB>CHECK`
-(CHECK: a checksum of the values read, equal when the data is), then `done`.
+standard input it runs each (engine, target) once, in an order that rotates every
+round, and prints `read<TAB>ENGINE<TAB>TARGET<TAB>MS<TAB>ROWS<TAB>CHECK` (CHECK: a
+checksum of the values read, or the rows and bytes of a written file, equal when
+the data is), then `done`.
 """
 
 import os
 import shutil
+import subprocess
 import sys
 import time
 
@@ -76,8 +81,76 @@ def checksum(value) -> str:
     return f"{len(value)}:{int(sums[0])}:{int(sums[1])}:{float(sums[2]):.6e}"
 
 
+def read_runs(paths: dict, memory: np.ndarray) -> list:
+    """(engine, target, read) for `strata bench read`. Handles stay open between
+    reads, as users keep them: the database, the DuckDB connection (whose buffer pool
+    then holds the table). Parquet has none."""
+    db = strata.open(paths["strata"], create=False)
+    con = duckdb.connect(paths["duckdb-file"], read_only=True)
+    runs = [
+        ("strata", "arrow", lambda: db.table("t", columns=COLUMNS).arrow()),
+        ("strata", "polars", lambda: db.table("t", columns=COLUMNS).pl()),
+        ("strata", "pandas", lambda: db.table("t", columns=COLUMNS).df()),
+    ]
+    for engine in ("parquet-none", "parquet-snappy"):
+        path = paths[engine]
+        runs.append((engine, "arrow", lambda path=path: pq.read_table(path)))
+        runs.append((engine, "polars", lambda path=path: pl.read_parquet(path)))
+        runs.append((engine, "pandas", lambda path=path: pd.read_parquet(path)))
+    runs.append(("duckdb-file", "arrow", lambda: con.sql("SELECT * FROM t").to_arrow_table()))
+    runs.append(("duckdb-file", "polars", lambda: con.sql("SELECT * FROM t").pl()))
+    runs.append(("duckdb-file", "pandas", lambda: con.sql("SELECT * FROM t").df()))
+    runs.append(("memory-copy", "numpy", lambda: memory.copy()))
+    return runs
+
+
+def output_runs(paths: dict, scratch: str, strata_bin: str) -> list:
+    """(engine, format, write) for `strata bench output`: the table written as CSV,
+    JSON and Parquet by a `strata sql` process and by DuckDB's COPY from its open
+    database file (buffer pool warm after the first round). `strata-sql-start` is a
+    `strata sql` of `SELECT 1`: the process start and database open in each figure."""
+    con = duckdb.connect(paths["duckdb-file"], read_only=True)
+    query = f"SELECT {', '.join(COLUMNS)} FROM t"
+    runs = []
+    for fmt in ("csv", "json", "parquet"):
+        strata_out = os.path.join(scratch, f"strata.{fmt}")
+        duck_out = os.path.join(scratch, f"duckdb.{fmt}")
+
+        def strata_write(fmt=fmt, out=strata_out):
+            subprocess.run([strata_bin, "sql", paths["strata"], query, "--format", fmt, "--out", out], check=True)
+            return out
+
+        options = {"csv": "FORMAT csv, HEADER", "json": "FORMAT json", "parquet": "FORMAT parquet"}[fmt]
+
+        def duck_write(out=duck_out, options=options):
+            con.execute(f"COPY ({query}) TO '{out}' ({options})")
+            return out
+
+        runs.append(("strata-sql", fmt, strata_write))
+        runs.append(("duckdb-copy", fmt, duck_write))
+    start_out = os.path.join(scratch, "start.csv")
+    runs.append(
+        (
+            "strata-sql-start",
+            "csv",
+            lambda: subprocess.run(
+                [strata_bin, "sql", paths["strata"], "SELECT 1", "--format", "csv", "--out", start_out], check=True
+            ),
+        )
+    )
+    return runs
+
+
+def written(path: str, fmt: str) -> str:
+    """A written file's rows as DuckDB reads them back, and its size: `ROWS:BYTES`."""
+    reader = {"csv": "read_csv", "json": "read_json", "parquet": "read_parquet"}[fmt]
+    rows = duckdb.sql(f"SELECT count(*) FROM {reader}('{path}')").fetchall()[0][0]
+    return f"{rows}:{os.path.getsize(path)}"
+
+
 def main() -> None:
-    scratch, rows, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    scratch, rows, seed, mode = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+    strata_bin = sys.argv[5] if len(sys.argv) > 5 else None
     shutil.rmtree(scratch, ignore_errors=True)
     os.makedirs(scratch)
     paths = {
@@ -96,7 +169,8 @@ def main() -> None:
     db = strata.open(paths["strata"])
     steps.append(timed("strata", lambda: db.write("t", data, partition=DATE)))
     steps.append(timed("parquet-none", lambda: pq.write_table(data, paths["parquet-none"], compression="none")))
-    steps.append(timed("parquet-snappy", lambda: pq.write_table(data, paths["parquet-snappy"])))
+    if mode == "read":
+        steps.append(timed("parquet-snappy", lambda: pq.write_table(data, paths["parquet-snappy"])))
 
     def duckdb_file():
         con = duckdb.connect(paths["duckdb-file"])
@@ -109,26 +183,10 @@ def main() -> None:
     memory = np.zeros(data.nbytes, dtype=np.uint8)
     del data
 
-    # Handles kept open between reads, as users keep them: the database, the
-    # DuckDB connection (whose buffer pool then holds the table). Parquet has none.
-    db = strata.open(paths["strata"], create=False)
-    con = duckdb.connect(paths["duckdb-file"], read_only=True)
-    readers = []
-    for target, read in [
-        ("arrow", lambda: db.table("t", columns=COLUMNS).arrow()),
-        ("polars", lambda: db.table("t", columns=COLUMNS).pl()),
-        ("pandas", lambda: db.table("t", columns=COLUMNS).df()),
-    ]:
-        readers.append(("strata", target, read))
-    for engine in ("parquet-none", "parquet-snappy"):
-        path = paths[engine]
-        readers.append((engine, "arrow", lambda path=path: pq.read_table(path)))
-        readers.append((engine, "polars", lambda path=path: pl.read_parquet(path)))
-        readers.append((engine, "pandas", lambda path=path: pd.read_parquet(path)))
-    readers.append(("duckdb-file", "arrow", lambda: con.sql("SELECT * FROM t").to_arrow_table()))
-    readers.append(("duckdb-file", "polars", lambda: con.sql("SELECT * FROM t").pl()))
-    readers.append(("duckdb-file", "pandas", lambda: con.sql("SELECT * FROM t").df()))
-    readers.append(("memory-copy", "numpy", lambda: memory.copy()))
+    if mode == "read":
+        readers = read_runs(paths, memory)
+    else:
+        readers = output_runs(paths, scratch, strata_bin)
     print("ready", flush=True)
 
     turn = 0
@@ -141,8 +199,12 @@ def main() -> None:
             started = time.perf_counter()
             value = read()
             ms = (time.perf_counter() - started) * 1000
-            check = "-" if engine == "memory-copy" else checksum(value)
-            n = rows if engine == "memory-copy" else len(value)
+            if engine in ("memory-copy", "strata-sql-start"):
+                check, n = "-", rows
+            elif isinstance(value, str):  # a written file: its rows, read back by DuckDB
+                check, n = written(value, target), rows
+            else:
+                check, n = checksum(value), len(value)
             del value
             print(f"read\t{engine}\t{target}\t{ms:.3f}\t{n}\t{check}", flush=True)
         print("done", flush=True)

@@ -33,6 +33,9 @@ pub enum BenchCommand {
     /// A table read into pyarrow, polars and pandas from Strata (the Python
     /// package), from Parquet and from a DuckDB file, against a memory copy.
     Read(super::bench_read::ReadArgs),
+    /// A result written as CSV, JSON and Parquet by `strata sql` and by DuckDB's
+    /// COPY, with the process start shown apart.
+    Output(super::bench_read::OutputArgs),
     /// Open and query cost as a database grows to thousands of date partitions:
     /// in process, as `strata sql` processes and through an HDB.
     Scale(super::bench_scale::ScaleArgs),
@@ -103,7 +106,8 @@ pub fn run(command: BenchCommand) -> CliResult {
     match command {
         BenchCommand::Query(args) => super::bench_query::run(args),
         BenchCommand::Scale(args) => super::bench_scale::run(args),
-        BenchCommand::Read(args) => super::bench_read::run(args),
+        BenchCommand::Read(args) => super::bench_read::run_read(args),
+        BenchCommand::Output(args) => super::bench_read::run_output(args),
         BenchCommand::Codecs(args) => {
             let mut options = CodecBenchOptions { rows: args.rows, repeats: args.repeats, ..Default::default() };
             if !args.specs.is_empty() {
