@@ -1,10 +1,11 @@
 //! Python arguments read into Strata's types: dates (a `datetime.date`, or text as
-//! `2024.01.02` or `2024-01-02`), the dates of a read, and a write's mode.
+//! `2024.01.02` or `2024-01-02`), the dates of a read, a write's mode and its
+//! column types.
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDate, PyString, PyTuple};
-use strata_store::{Date, WriteMode};
+use strata_store::{ColumnType, Date, WriteMode};
 
 use crate::error::OrRaise;
 use crate::select::Dates;
@@ -53,4 +54,24 @@ pub(crate) fn write_mode(mode: &str) -> PyResult<WriteMode> {
         "replace" => Ok(WriteMode::Replace),
         other => Err(PyValueError::new_err(format!("mode {other:?}: expected \"fail\", \"append\" or \"replace\""))),
     }
+}
+
+/// A write's column types, `{"column": "kdb+ type name"}`, sorted by column so the
+/// order never depends on the dict's.
+pub(crate) fn column_types(types: std::collections::HashMap<String, String>) -> PyResult<Vec<(String, ColumnType)>> {
+    let mut overrides = types
+        .into_iter()
+        .map(|(column, name)| {
+            let ty = ColumnType::from_name(name.trim()).ok_or_else(|| {
+                let names: Vec<&str> = ColumnType::ALL.iter().map(|t| t.name()).collect();
+                PyValueError::new_err(format!(
+                    "types: unknown type {name:?} for column {column}; types are {}",
+                    names.join(", ")
+                ))
+            })?;
+            Ok((column, ty))
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    overrides.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(overrides)
 }

@@ -2,8 +2,11 @@
 //! partitions, SQL over it, and writes of Arrow data into it through
 //! `strata_store::import` (the rules of `strata import`).
 
+use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{PoisonError, RwLock};
+use std::sync::{Arc, PoisonError, RwLock};
+
+use arrow_schema::{Field, Schema};
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -12,6 +15,7 @@ use pyo3_arrow::PySchema;
 use pyo3_arrow::input::AnyRecordBatch;
 use strata_codec::CompressionSpec;
 use strata_query::Engine;
+use strata_store::arrow::TYPE_METADATA_KEY;
 use strata_store::import::{ImportOptions, ImportReport, ImportSource, import};
 use strata_store::{Attribute, Database, TableLocation, TableSpec, TableWrite};
 
@@ -92,12 +96,26 @@ impl PyDatabase {
     }
 
     /// The columns of `table` as SQL sees them, as a `pyarrow.Schema` (partitioned
-    /// tables have the virtual `date` column). Each field's metadata `strata.type`
-    /// names the stored column type.
+    /// tables have the virtual `date` column). The stored columns of a partitioned
+    /// table carry their kdb+ type in the field metadata `strata.type`.
     fn schema<'py>(&self, py: Python<'py>, table: &str) -> PyResult<Bound<'py, PyAny>> {
         let sql = format!("SELECT * FROM {}", quote_identifier(table));
-        let schema =
-            py.detach(|| self.engine.read().unwrap_or_else(PoisonError::into_inner).schema_of(&sql).or_raise())?;
+        let schema = py.detach(|| {
+            let schema = self.engine.read().unwrap_or_else(PoisonError::into_inner).schema_of(&sql).or_raise()?;
+            let Some(stored) = self.store.table_schema(table).or_raise()? else { return Ok(schema) };
+            let fields: Vec<Field> = schema
+                .fields()
+                .iter()
+                .map(|field| match stored.type_of(field.name()) {
+                    Some(ty) => field
+                        .as_ref()
+                        .clone()
+                        .with_metadata(HashMap::from([(TYPE_METADATA_KEY.to_string(), ty.name().to_string())])),
+                    None => field.as_ref().clone(),
+                })
+                .collect();
+            PyResult::Ok(Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone())))
+        })?;
         PySchema::new(schema).into_pyarrow(py)
     }
 
@@ -132,8 +150,10 @@ impl PyDatabase {
     /// write is atomic. `mode`: "fail" refuses a table that is there, "append" adds
     /// the rows, "replace" replaces it. `sort` sorts by these columns first, `parted`
     /// sets the parted attribute on a column, `spec` compresses every column (e.g.
-    /// "zstd:1"). Returns what the write did: rows written, rows before and after.
-    #[pyo3(signature = (table, data, partition=None, mode="fail", sort=None, parted=None, spec=None, cast=false))]
+    /// "zstd:1"), `types` gives columns a stored type other than their Arrow type's
+    /// own (`{"ex": "char", "id": "guid"}`: kdb+'s type names, as `strata import
+    /// --types`). Returns what the write did: rows written, rows before and after.
+    #[pyo3(signature = (table, data, partition=None, mode="fail", sort=None, parted=None, spec=None, cast=false, types=None))]
     #[allow(clippy::too_many_arguments)] // Python's keyword arguments, each optional.
     fn write<'py>(
         &self,
@@ -146,6 +166,7 @@ impl PyDatabase {
         parted: Option<String>,
         spec: Option<&str>,
         cast: bool,
+        types: Option<HashMap<String, String>>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let location = match partition {
             Some(date) => TableLocation::Partition(args::date(date)?, table.to_string()),
@@ -160,7 +181,8 @@ impl PyDatabase {
             sort_by: sort.unwrap_or_default(),
             attributes: parted.into_iter().map(|c| (c, Attribute::Parted)).collect(),
         };
-        let options = ImportOptions { overrides: Vec::new(), how, mode: args::write_mode(mode)?, cast };
+        let overrides = args::column_types(types.unwrap_or_default())?;
+        let options = ImportOptions { overrides, how, mode: args::write_mode(mode)?, cast };
         let label = source_label(data)?;
         if !data.hasattr("__arrow_c_stream__")? && !data.hasattr("__arrow_c_array__")? {
             return Err(PyTypeError::new_err(format!(

@@ -129,6 +129,21 @@ def test_type_mismatch_names_the_column_and_writes_nothing(strata, db):
     assert report["cast"] == [("price", "int", "float")]
 
 
+def test_types_store_columns_as_other_kdb_types(strata, db):
+    df = pl.DataFrame({"sym": ["a", "b"], "ex": ["N", "Q"], "qty": [1, 2]})
+    db.write("fills", df, partition=DAY, types={"ex": "char", "qty": "int"})
+    schema = db.schema("fills")
+    assert schema.field("ex").type == pa.dictionary(pa.uint8(), pa.string()), "SQL sees a char column so"
+    assert schema.field("ex").metadata == {b"strata.type": b"char"}
+    assert schema.field("qty").metadata == {b"strata.type": b"int"} and schema.field("date").metadata is None
+    assert schema.field("qty").type == pa.int32()
+    assert db.sql("SELECT count(*) AS n FROM fills WHERE ex = 'Q' AND qty = 2").arrow().column("n")[0].as_py() == 1
+    with pytest.raises(ValueError, match=r"unknown type \"chr\" for column ex; types are"):
+        db.write("fills", df, partition=DAY, mode="replace", types={"ex": "chr"})
+    with pytest.raises(strata.Error, match="qty"):
+        db.write("fills", df.with_columns(pl.Series("qty", [1, 2**40])), partition=DAY, mode="replace", types={"qty": "int"})
+
+
 def test_sort_and_parted(db):
     df = trades(200)
     db.write("trade", df, partition=DAY, sort=["sym", "time"], parted="sym")

@@ -60,8 +60,8 @@ class Database:
         """The date partitions, oldest first; with ``table``, those holding it."""
     def schema(self, table: str) -> pyarrow.Schema:
         """The columns of ``table`` as SQL sees them (partitioned tables have the
-        virtual ``date`` column); field metadata ``strata.type`` names the stored
-        column type."""
+        virtual ``date`` column); the stored columns of a partitioned table carry
+        their kdb+ type in the field metadata ``strata.type``."""
     def sql(self, query: str) -> Result:
         """Runs one SQL statement and returns its rows; raises ``Error`` with the
         engine's message when it fails."""
@@ -85,6 +85,7 @@ class Database:
         parted: str | None = None,
         spec: str | None = None,
         cast: bool = False,
+        types: dict[str, str] | None = None,
     ) -> dict[str, Any]:
         """Writes ``data`` (a pyarrow Table, polars or pandas DataFrame: anything
         with ``__arrow_c_stream__`` or ``__arrow_c_array__``) as ``table`` of date
@@ -94,7 +95,9 @@ class Database:
         ``mode``: "fail" refuses a table that is there, "append" adds rows,
         "replace" replaces it. ``sort`` sorts by these columns first, ``parted``
         sets the parted attribute, ``spec`` compresses every column (e.g.
-        "zstd:1"). Returns rows, rows_before, rows_after, cast and dropped."""
+        "zstd:1"), ``types`` stores columns as other kdb+ types than their Arrow
+        type's own (``{"ex": "char"}``, as ``strata import --types``). Returns rows,
+        rows_before, rows_after, cast and dropped."""
     def reload(self) -> None:
         """Re-reads the database: tables and partitions written since it was opened."""
 
