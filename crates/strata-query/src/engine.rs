@@ -203,11 +203,9 @@ impl Engine {
 
     /// [`Engine::open`] with options.
     pub fn open_with(root: &Path, options: &EngineOptions) -> Result<Engine> {
-        if !root.is_dir() {
-            return Err(QueryError::Invalid(format!("{}: no such database directory", root.display())));
-        }
+        let db = Database::open_existing(root)?;
         let mut engine = Engine::new(options)?;
-        engine.db = Some(Database::open(root)?);
+        engine.db = Some(db);
         engine.reload()?;
         Ok(engine)
     }

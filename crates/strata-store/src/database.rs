@@ -160,9 +160,20 @@ impl Database {
 
     /// Opens the database at `root`, which must exist: for commands that only read,
     /// so that a mistyped path is an error, not a new, empty database.
+    /// A directory with files but nothing of a database in it (no sym file,
+    /// `par.txt`, `strata.toml`, schema record, date partition or table) is refused
+    /// too: `strata sql ~/Downloads` is a mistake. An empty directory is an empty
+    /// database.
     pub fn open_existing(root: &Path) -> Result<Database> {
         if !root.is_dir() {
             return Err(StoreError::Invalid(format!("{}: no such database directory", root.display())));
+        }
+        if !holds_a_database(root)? {
+            return Err(StoreError::Invalid(format!(
+                "{}: not a Strata database (no sym file, par.txt, strata.toml, date partitions or tables in it); \
+                 give the database's root directory",
+                root.display()
+            )));
         }
         Database::open(root)
     }
@@ -834,6 +845,26 @@ fn stored_rows(partition: &Partition, name: &str) -> Result<u64> {
         return Ok(rows);
     }
     stored_rows_of(&partition.dir.join(name))
+}
+
+/// Whether `root` is empty or holds something of a database: the sym file,
+/// `par.txt`, `strata.toml`, a schema record, a date partition or a splayed table.
+fn holds_a_database(root: &Path) -> Result<bool> {
+    let mut empty = true;
+    for entry in fs::read_dir(root).at(root)? {
+        let entry = entry.at(root)?;
+        empty = false;
+        let file_name = entry.file_name();
+        let Some(name) = file_name.to_str() else { continue };
+        let path = entry.path();
+        let known_file =
+            matches!(name, "sym" | SEGMENTS_FILE | crate::config::CONFIG_FILE) || name.ends_with(SCHEMA_SUFFIX);
+        let partition = name.parse::<Date>().is_ok() && path.is_dir();
+        if known_file || partition || path.join(COLUMN_ORDER_FILE).is_file() {
+            return Ok(true);
+        }
+    }
+    Ok(empty)
 }
 
 #[cfg(test)]

@@ -27,9 +27,6 @@ pub struct VerifyArgs {
 
 /// Runs `strata verify`.
 pub fn run(args: VerifyArgs) -> CliResult {
-    if !args.db.is_dir() {
-        return Err(format!("{}: no such database directory", args.db.display()).into());
-    }
     let db = Database::open_existing(&args.db)?;
     let started = Instant::now();
     let report = verify_database(&db, &VerifyScope { partition: args.partition, table: args.table })?;

@@ -193,3 +193,25 @@ fn reading_commands_refuse_a_mistyped_database_and_create_nothing() {
         assert!(!missing.exists(), "{args:?} created the directory");
     }
 }
+
+#[test]
+fn reading_commands_refuse_a_directory_that_is_not_a_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let elsewhere = dir.path().join("Downloads");
+    std::fs::create_dir(&elsewhere).unwrap();
+    std::fs::write(elsewhere.join("trades.csv"), "sym,price\nA,1\n").unwrap();
+    std::fs::create_dir(elsewhere.join("photos")).unwrap();
+    let path = elsewhere.to_str().unwrap();
+    let commands: [&[&str]; 4] =
+        [&["ls", path], &["verify", path], &["stats", "columns", path, "trade"], &["sql", path, "SELECT 1"]];
+    for args in commands {
+        let err = clean_failure(&strata(args));
+        assert!(err.contains(&format!("{path}: not a Strata database")), "{args:?}: {err}");
+    }
+    let created: Vec<_> = std::fs::read_dir(&elsewhere).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(created.len(), 2, "nothing written into it: {created:?}");
+    // An empty directory is an empty database.
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    ok(&["sql", empty.to_str().unwrap(), "SELECT 1"]);
+}
