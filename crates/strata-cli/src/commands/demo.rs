@@ -6,7 +6,7 @@
 //! storage` is the storage demo: the built-in trade table written once per
 //! compression spec, then as an end-of-day partition.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use clap::{Args, Subcommand};
@@ -30,9 +30,13 @@ use crate::output::{human_bytes, stats_table};
 pub struct DemoArgs {
     #[command(subcommand)]
     storage: Option<DemoKind>,
-    /// Directory for the journal and the HDB (recreated).
+    /// Directory for the journal and the HDB, recreated on every run. A directory
+    /// the demo did not make is refused unless --replace is given.
     #[arg(long, default_value = "strata-demo")]
     dir: PathBuf,
+    /// Delete --dir even when the demo did not make it.
+    #[arg(long)]
+    replace: bool,
     /// Seconds the feeds run.
     #[arg(long, default_value_t = 5.0)]
     seconds: f64,
@@ -55,9 +59,13 @@ pub enum DemoKind {
 /// Arguments of `strata demo storage`.
 #[derive(Args)]
 pub struct StorageArgs {
-    /// Database root to (re)create.
+    /// Database root, recreated on every run. A directory the demo did not make is
+    /// refused unless --replace is given.
     #[arg(long, default_value = "strata-demo-storage")]
     db: PathBuf,
+    /// Delete --db even when the demo did not make it.
+    #[arg(long)]
+    replace: bool,
     /// Rows in the built-in trade table.
     #[arg(long, default_value_t = 2_000_000)]
     rows: usize,
@@ -122,10 +130,33 @@ const HDB_QUERIES: [(&str, &str); 3] = [
     ),
 ];
 
-fn run_tick(args: &DemoArgs) -> CliResult {
-    if args.dir.exists() {
-        std::fs::remove_dir_all(&args.dir)?;
+/// The file a demo leaves in the directory it makes, so that the next run knows
+/// the directory is its own to delete.
+const DEMO_MARK: &str = ".strata-demo";
+
+/// Makes `dir` anew: deletes it first when an earlier demo made it (or `replace`
+/// says so), refuses a directory with anything else in it, and marks it as the
+/// demo's.
+fn fresh_demo_dir(dir: &Path, flag: &str, replace: bool) -> CliResult {
+    if dir.exists() {
+        let ours = dir.join(DEMO_MARK).is_file();
+        let empty = dir.is_dir() && std::fs::read_dir(dir)?.next().is_none();
+        if !(ours || empty || replace) {
+            return Err(format!(
+                "{}: exists and was not made by strata demo; give another {flag}, or --replace to delete it",
+                dir.display()
+            )
+            .into());
+        }
+        std::fs::remove_dir_all(dir)?;
     }
+    std::fs::create_dir_all(dir)?;
+    std::fs::write(dir.join(DEMO_MARK), "made by strata demo: deleted by its next run\n")?;
+    Ok(())
+}
+
+fn run_tick(args: &DemoArgs) -> CliResult {
+    fresh_demo_dir(&args.dir, "--dir", args.replace)?;
     let (journal, db) = (args.dir.join("journal"), args.dir.join("hdb"));
     std::fs::create_dir_all(&journal)?;
     // End of day compresses with the type-aware spec the storage benchmark favours.
@@ -334,9 +365,7 @@ fn print_counters(process: &str, conn: &mut Connection) -> CliResult {
 const DEMO_SPECS: [&str; 6] = ["none", "qipc", "gzip:5", "lz4hc:5", "zstd:1", "snappy"];
 
 fn run_storage(args: StorageArgs) -> CliResult {
-    if args.db.exists() {
-        std::fs::remove_dir_all(&args.db)?;
-    }
+    fresh_demo_dir(&args.db, "--db", args.replace)?;
     let mut db = Database::open(&args.db)?;
     db.set_config(DbConfig {
         default_spec: CompressionSpec::none(),

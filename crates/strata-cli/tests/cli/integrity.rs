@@ -215,3 +215,23 @@ fn reading_commands_refuse_a_directory_that_is_not_a_database() {
     std::fs::create_dir(&empty).unwrap();
     ok(&["sql", empty.to_str().unwrap(), "SELECT 1"]);
 }
+
+#[test]
+fn demo_deletes_only_the_directory_it_made() {
+    let dir = tempfile::tempdir().unwrap();
+    let theirs = dir.path().join("hdb");
+    std::fs::create_dir(&theirs).unwrap();
+    std::fs::write(theirs.join("notes.txt"), "keep me").unwrap();
+    let path = theirs.to_str().unwrap();
+    let err = clean_failure(&strata(&["demo", "storage", "--db", path, "--rows", "1000", "--out", path]));
+    assert!(err.contains("exists and was not made by strata demo"), "{err}");
+    assert_eq!(std::fs::read_to_string(theirs.join("notes.txt")).unwrap(), "keep me");
+    // Its own directory it recreates, run after run; --replace takes any directory.
+    let ours = dir.path().join("demo");
+    let (ours_path, reports) = (ours.to_str().unwrap(), dir.path().join("reports"));
+    for _ in 0..2 {
+        ok(&["demo", "storage", "--db", ours_path, "--rows", "1000", "--out", reports.to_str().unwrap()]);
+    }
+    ok(&["demo", "storage", "--db", path, "--rows", "1000", "--out", reports.to_str().unwrap(), "--replace"]);
+    assert!(!theirs.join("notes.txt").exists());
+}
