@@ -41,6 +41,20 @@ impl std::str::FromStr for Format {
     }
 }
 
+impl Format {
+    /// The format a file's extension names: `.csv`, `.json` (also `.jsonl`,
+    /// `.ndjson`: each is one object per line), `.parquet` (also `.pq`), in any case.
+    pub fn from_path(path: &std::path::Path) -> Option<Format> {
+        let extension = path.extension()?.to_str()?.to_ascii_lowercase();
+        match extension.as_str() {
+            "csv" => Some(Format::Csv),
+            "json" | "jsonl" | "ndjson" => Some(Format::Json),
+            "parquet" | "pq" => Some(Format::Parquet),
+            _ => None,
+        }
+    }
+}
+
 /// A timespan as a person reads it: `09:30:23.889931298`, with kdb+'s day count in
 /// front when it spans a day or more (`1D02:00:00.000000001`) and a sign when
 /// negative.

@@ -259,8 +259,8 @@ fn output_report(options: &ReadBenchOptions, setups: &[Setup], runs: &[Reads]) -
     report.push_note(
         "strata-sql is a `strata sql DB QUERY --format F --out FILE` process (its start and the database open \
          included; strata-sql-start is the same process for SELECT 1). duckdb-copy is COPY (query) TO FILE in a \
-         DuckDB connection kept open on its database file. Rows are as DuckDB reads each file back. DuckDB writes \
-         JSON as one object per line; strata sql as one JSON array.",
+         DuckDB connection kept open on its database file. Rows are as DuckDB reads each file back. Both write \
+         JSON as one object per line.",
     );
     let mut table = Table::new(
         "writes (ms)",

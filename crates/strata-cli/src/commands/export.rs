@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
+use strata_query::output::Format as OutputFormat;
 use strata_store::{Database, Date, TableLocation, interchange};
 
 use super::CliResult;
@@ -24,9 +25,9 @@ pub struct ExportArgs {
     /// The date partition to export (YYYY.MM.DD); without it, the splayed table.
     #[arg(long)]
     partition: Option<Date>,
-    /// Output format.
+    /// Output format; default: the one --out's extension names (.csv, .parquet).
     #[arg(long, value_enum)]
-    format: Format,
+    format: Option<Format>,
     /// Output file.
     #[arg(long)]
     out: PathBuf,
@@ -39,8 +40,20 @@ pub fn run(args: ExportArgs) -> CliResult {
         Some(date) => TableLocation::Partition(date, args.table.clone()),
         None => TableLocation::Splayed(args.table.clone()),
     };
+    let format = match (args.format, OutputFormat::from_path(&args.out)) {
+        (Some(format), _) => format,
+        (None, Some(OutputFormat::Csv)) => Format::Csv,
+        (None, Some(OutputFormat::Parquet)) => Format::Parquet,
+        (None, _) => {
+            return Err(format!(
+                "{}: give --format csv or parquet (or an --out ending in .csv or .parquet)",
+                args.out.display()
+            )
+            .into());
+        }
+    };
     let table = db.read_table(&location)?;
-    match args.format {
+    match format {
         Format::Csv => interchange::write_csv(&table, &args.out)?,
         Format::Parquet => interchange::write_parquet(&table, &args.out)?,
     }

@@ -20,9 +20,10 @@ pub struct SqlArgs {
     db: PathBuf,
     /// The query; without one, an interactive shell starts.
     query: Option<String>,
-    /// Output: table, csv, json or parquet (parquet needs --out).
-    #[arg(long, default_value = "table")]
-    format: Format,
+    /// Output: table, csv, json or parquet (parquet needs --out). Default: from
+    /// --out's extension (.csv, .json, .parquet), else a table.
+    #[arg(long)]
+    format: Option<Format>,
     /// Write the result to this file instead of standard output.
     #[arg(long)]
     out: Option<PathBuf>,
@@ -53,7 +54,7 @@ pub fn run(args: SqlArgs) -> CliResult {
             let started = Instant::now();
             let (schema, batches) = engine.sql_with_schema(query).map_err(|e| with_caret(query, &e.to_string()))?;
             let ran = started.elapsed();
-            emit(&schema, &batches, args.format, args.out.as_ref())?;
+            emit(&schema, &batches, output_format(&args), args.out.as_ref())?;
             if args.timing {
                 let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
                 let peak = peak_memory().map_or("?".to_string(), |b| format!("{:.1} MiB", b as f64 / MIB));
@@ -67,6 +68,11 @@ pub fn run(args: SqlArgs) -> CliResult {
         }
         None => shell(&engine, &args),
     }
+}
+
+/// The format asked for, else the one --out's extension names, else a table.
+fn output_format(args: &SqlArgs) -> Format {
+    args.format.or_else(|| args.out.as_deref().and_then(Format::from_path)).unwrap_or(Format::Table)
 }
 
 /// Prints or saves one result.
@@ -104,7 +110,8 @@ fn shell(engine: &Engine, args: &SqlArgs) -> CliResult {
         .and_then(|p| std::fs::read_to_string(p).ok())
         .map(|t| t.lines().map(str::to_string).collect())
         .unwrap_or_default();
-    let mut format = if args.format == Format::Parquet { Format::Table } else { args.format };
+    let mut format =
+        if args.format == Some(Format::Parquet) { Format::Table } else { args.format.unwrap_or(Format::Table) };
     let stdin = std::io::stdin();
     // Prompts are for people: statements piped in get results and reports only.
     let interactive = stdin.is_terminal();

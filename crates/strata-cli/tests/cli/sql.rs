@@ -91,7 +91,18 @@ fn one_query_in_every_format() {
     // --out with a text format writes the file instead of stdout.
     let csv = dir.path().join("out.csv");
     ok(&["sql", db, "SELECT count(*) AS n FROM trade", "--format", "csv", "--out", csv.to_str().unwrap()]);
-    assert_eq!(std::fs::read_to_string(csv).unwrap(), "n\n4\n");
+    assert_eq!(std::fs::read_to_string(&csv).unwrap(), "n\n4\n");
+    // Without --format, --out's extension says which.
+    let json = dir.path().join("out.JSON");
+    ok(&["sql", db, "SELECT count(*) AS n FROM trade", "--out", json.to_str().unwrap()]);
+    assert_eq!(std::fs::read_to_string(&json).unwrap(), "{\"n\":4}\n");
+    let parquet = dir.path().join("n.parquet");
+    ok(&["sql", db, "SELECT count(*) AS n FROM trade", "--out", parquet.to_str().unwrap()]);
+    assert_eq!(&std::fs::read(&parquet).unwrap()[..4], b"PAR1");
+    ok(&["export", db, "trade", "--partition", "2025.01.02", "--out", csv.to_str().unwrap()]);
+    assert!(std::fs::read_to_string(&csv).unwrap().starts_with("time,sym,"), "export took csv from the name");
+    let err = fails(&["export", db, "trade", "--partition", "2025.01.02", "--out", "trades.txt"]);
+    assert!(err.contains("give --format csv or parquet"), "{err}");
 
     // --timing: the result on stdout as usual, the figures on stderr.
     let out = strata(&["sql", db, query, "--format", "csv", "--timing"]);
