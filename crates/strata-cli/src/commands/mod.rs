@@ -17,6 +17,7 @@ mod import;
 mod ls;
 mod passwd;
 mod sql;
+mod sql_shell;
 mod stats;
 mod tick;
 mod verify;

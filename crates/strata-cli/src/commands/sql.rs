@@ -1,7 +1,6 @@
 //! `strata sql DB [QUERY]`: one query printed as a table, CSV, JSON or Parquet, or
 //! an interactive shell when no query is given.
 
-use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -66,7 +65,10 @@ pub fn run(args: SqlArgs) -> CliResult {
             }
             Ok(())
         }
-        None => shell(&engine, &args),
+        None => {
+            let format = if args.format == Some(Format::Parquet) { Format::Table } else { output_format(&args) };
+            super::sql_shell::run(&engine, &args.db, format)
+        }
     }
 }
 
@@ -85,7 +87,10 @@ fn emit(schema: &SchemaRef, batches: &[RecordBatch], format: Format, out: Option
 }
 
 /// An error message with the query line and a caret under the column it names.
+/// The parser's message comes without its Rust wrapping (`ParserError("...")`).
 fn with_caret(query: &str, message: &str) -> Box<dyn std::error::Error> {
+    let unwrapped = unwrap_parser_error(message);
+    let message = unwrapped.as_str();
     let position = message.find("Line: ").and_then(|at| {
         let rest = &message[at + 6..];
         let line: usize = rest.split(',').next()?.trim().parse().ok()?;
@@ -99,96 +104,24 @@ fn with_caret(query: &str, message: &str) -> Box<dyn std::error::Error> {
     }
 }
 
-/// The interactive shell: statements end with `;`; `\q` quits, `\t` lists tables,
-/// `\h` lists the history (kept in `~/.strata_sql_history`, numbered from 1), `!N`
-/// runs history entry N again, `\f FORMAT` switches the output format. Each
-/// result is followed by its rows, time and peak memory on standard error.
-fn shell(engine: &Engine, args: &SqlArgs) -> CliResult {
-    let history_path = std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".strata_sql_history"));
-    let mut history: Vec<String> = history_path
-        .as_ref()
-        .and_then(|p| std::fs::read_to_string(p).ok())
-        .map(|t| t.lines().map(str::to_string).collect())
-        .unwrap_or_default();
-    let mut format =
-        if args.format == Some(Format::Parquet) { Format::Table } else { args.format.unwrap_or(Format::Table) };
-    let stdin = std::io::stdin();
-    // Prompts are for people: statements piped in get results and reports only.
-    let interactive = stdin.is_terminal();
-    let mut pending = String::new();
-    if interactive {
-        eprintln!(
-            "strata sql on {} ({} tables); end statements with ';', \\q quits, \\t tables, \\h history, !N reruns",
-            args.db.display(),
-            engine.table_names().len()
-        );
+/// `SQL error: ParserError("Expected ...")` as `SQL error: Expected ...`: the
+/// parser's message without the Rust type around it.
+fn unwrap_parser_error(message: &str) -> String {
+    for wrapper in ["ParserError(\"", "TokenizerError(\""] {
+        if let Some(at) = message.find(wrapper)
+            && let Some(end) = message.rfind("\")")
+            && end > at
+        {
+            let inner = message[at + wrapper.len()..end].replace("\\\"", "\"");
+            return format!("{}{inner}{}", &message[..at], &message[end + 2..]);
+        }
     }
-    loop {
-        if interactive {
-            eprint!("{}", if pending.is_empty() { "strata> " } else { "   ...> " });
-            std::io::stderr().flush()?;
-        }
-        let mut line = String::new();
-        if stdin.lock().read_line(&mut line)? == 0 {
-            break;
-        }
-        let trimmed = line.trim();
-        let mut query = None;
-        if pending.is_empty() {
-            match trimmed {
-                "" => continue,
-                "\\q" | "quit" | "exit" => break,
-                "\\t" => {
-                    println!("{}", engine.table_names().join("\n"));
-                    continue;
-                }
-                "\\h" => {
-                    history.iter().enumerate().for_each(|(i, h)| println!("{:>4}  {h}", i + 1));
-                    continue;
-                }
-                f if f.starts_with("\\f ") => {
-                    match f[3..].trim().parse::<Format>() {
-                        Ok(Format::Parquet) | Err(_) => eprintln!("formats: table, csv, json"),
-                        Ok(new) => format = new,
-                    }
-                    continue;
-                }
-                rerun if rerun.starts_with('!') => {
-                    let entry = rerun[1..].trim().parse::<usize>().ok().and_then(|n| history.get(n.checked_sub(1)?));
-                    match entry {
-                        Some(entry) => query = Some(entry.clone()),
-                        None => {
-                            eprintln!("error: no history entry {}; \\h lists them", &rerun[1..]);
-                            continue;
-                        }
-                    }
-                }
-                _ => {}
-            }
-        }
-        let query = match query {
-            Some(query) => query,
-            None => {
-                pending.push_str(&line);
-                if !trimmed.ends_with(';') {
-                    continue;
-                }
-                std::mem::take(&mut pending).trim().trim_end_matches(';').replace('\n', " ")
-            }
-        };
-        history.push(query.clone());
-        if let Some(path) = &history_path {
-            let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
-            writeln!(file, "{query}")?;
-        }
-        run_in_shell(engine, &query, format)?;
-    }
-    Ok(())
+    message.to_string()
 }
 
 /// Runs one shell statement: its result on standard output, then its rows, time
 /// and peak memory (or its error) on standard error.
-fn run_in_shell(engine: &Engine, query: &str, format: Format) -> CliResult {
+pub(super) fn run_in_shell(engine: &Engine, query: &str, format: Format) -> CliResult {
     reset_peak_memory();
     let started = Instant::now();
     match engine.sql(query) {

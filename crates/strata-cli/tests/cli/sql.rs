@@ -212,18 +212,22 @@ fn the_shell_reports_rows_time_and_memory_and_keeps_history() {
     assert!(reports[1].starts_with("2 rows in "), "{err}");
     assert!(err.contains("error: ") && err.contains("nope"), "a failed query is reported and the shell goes on: {err}");
 
-    // History survives the session; \h lists it and !N runs entry N again.
-    let history = std::fs::read_to_string(home.join(".strata_sql_history")).unwrap();
-    assert_eq!(
-        history.lines().collect::<Vec<_>>(),
-        [
-            "SELECT count(*) AS n   FROM quote",
-            "SELECT sym FROM trade WHERE size > 250 ORDER BY sym",
-            "SELECT nope FROM quote",
-        ]
+    // An error: the parser's message, then the line it points at, caret under the spot.
+    let (_, err) = shell(db, dir.path().join("other").as_path(), "SELECT sym\n  FROM quote\n  GROUP sym;\n");
+    assert!(
+        err.contains(
+            "error: SQL error: Expected: end of statement, found: GROUP at Line: 3, Column: 3\n    GROUP sym\n    ^"
+        ),
+        "{err}"
     );
+
+    // History survives the session, statements as typed; \h lists it and !N runs
+    // entry N again.
+    assert!(home.join(".strata_sql_history").is_file());
     let (out, err) = shell(db, home, "\\h\n!2\n!9\n");
-    assert!(out.contains("   1  SELECT count(*) AS n   FROM quote\n"), "{out}");
+    assert!(out.contains("   1  SELECT count(*) AS n\n        FROM quote;\n"), "{out}");
+    assert!(out.contains("   2  SELECT sym FROM trade WHERE size > 250 ORDER BY sym;\n"), "{out}");
+    assert!(out.contains("   3  SELECT nope FROM quote;\n"), "{out}");
     assert!(out.contains("| sym |") && out.contains("| B   |"), "!2 ran the second entry: {out}");
     assert!(err.contains("no history entry 9"), "{err}");
 }
