@@ -23,7 +23,7 @@ pub(crate) struct SqlRun {
     pub query_ms: f64,
 }
 
-/// Runs `strata sql ROOT SQL --timing` (results discarded) and reports its time and
+/// Runs `strata sql --db ROOT SQL --timing` (results discarded) and reports its time and
 /// the peak memory it reports of itself (its own `VmHWM`: a child's `rusage` would
 /// also count the pages of the parent it was spawned from); a failure is an error
 /// with its standard error.
@@ -31,6 +31,7 @@ pub(crate) fn run_sql(strata: &Path, root: &Path, sql: &str) -> BenchResult<SqlR
     let started = Instant::now();
     let out = Command::new(strata)
         .arg("sql")
+        .arg("--db")
         .arg(root)
         .arg(sql)
         .arg("--timing")
@@ -42,7 +43,9 @@ pub(crate) fn run_sql(strata: &Path, root: &Path, sql: &str) -> BenchResult<SqlR
     let wall_ms = ms(started.elapsed());
     let err = String::from_utf8_lossy(&out.stderr);
     if !out.status.success() {
-        return Err(format!("strata sql {} {sql:?} failed ({}): {}", root.display(), out.status, err.trim()).into());
+        return Err(
+            format!("strata sql --db {} {sql:?} failed ({}): {}", root.display(), out.status, err.trim()).into()
+        );
     }
     let peak_mib = err
         .rsplit_once("peak memory ")

@@ -162,7 +162,7 @@ impl Database {
     /// so that a mistyped path is an error, not a new, empty database.
     /// A directory with files but nothing of a database in it (no sym file,
     /// `par.txt`, `strata.toml`, schema record, date partition or table) is refused
-    /// too: `strata sql ~/Downloads` is a mistake. An empty directory is an empty
+    /// too: `strata sql --db ~/Downloads` is a mistake. An empty directory is an empty
     /// database.
     pub fn open_existing(root: &Path) -> Result<Database> {
         if !root.is_dir() {

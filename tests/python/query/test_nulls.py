@@ -63,7 +63,7 @@ def aggregate_sql(table):
 
 def strata_rows(run_strata, db, sql, tmp_path):
     out = tmp_path / "result.parquet"
-    run_strata("sql", db, sql, "--format", "parquet", "--out", out)
+    run_strata("sql", "--db", db, sql, "--format", "parquet", "--out", out)
     table = pq.read_table(out)
     return [tuple(row.values()) for row in table.to_pylist()]
 
@@ -111,14 +111,14 @@ def test_csv_empty_fields_aggregate_like_duckdb(run_strata, tmp_path):
 
     # The same data exported to Parquet, read by DuckDB: the same answers.
     exported = tmp_path / "t.parquet"
-    run_strata("export", db, "t", "--format", "parquet", "--out", exported)
+    run_strata("export", "--db", db, "--table", "t", "--format", "parquet", "--out", exported)
     con.execute(f"CREATE TABLE x AS SELECT * FROM read_parquet('{exported}')")
     con.execute("CREATE OR REPLACE VIEW x2 AS SELECT * REPLACE (CAST(c AS VARCHAR) AS c) FROM x")
     assert_rows_equal(ours, con.execute(aggregate_sql("x2")).fetchall(), "aggregates over the exported Parquet")
 
     # And to CSV: the empty fields are empty again.
     exported_csv = tmp_path / "t.csv"
-    run_strata("export", db, "t", "--format", "csv", "--out", exported_csv)
+    run_strata("export", "--db", db, "--table", "t", "--format", "csv", "--out", exported_csv)
     original = csv.read_text().splitlines()[8].split(",")
     assert original == [""] * len(COLUMNS)
     assert exported_csv.read_text().splitlines()[8] == "," * (len(COLUMNS) - 1)
@@ -156,7 +156,7 @@ def test_parquet_nulls_in_every_type_round_trip(run_strata, tmp_path):
     db = tmp_path / "db"
     run_strata("import", original, "--db", db, "--table", "t", "--types", "str=string,m=month,u=minute")
     exported = tmp_path / "out.parquet"
-    run_strata("export", db, "t", "--format", "parquet", "--out", exported)
+    run_strata("export", "--db", db, "--table", "t", "--format", "parquet", "--out", exported)
     back = pq.read_table(exported)
     assert back.column_names == source.column_names
     for name in source.column_names:

@@ -138,7 +138,7 @@ def test_the_fourteen_queries_match_duckdb(data, run_strata, tmp_path):
         assert len(query["strata"]) == len(query["duckdb"]), query["name"]
         for k, (ours, theirs) in enumerate(zip(query["strata"], query["duckdb"])):
             out = tmp_path / f"{checked}.parquet"
-            run_strata("sql", db, ours, "--format", "parquet", "--out", out)
+            run_strata("sql", "--db", db, ours, "--format", "parquet", "--out", out)
             got = pq.read_table(out)
             want = con.sql(theirs).to_arrow_table()
             assert got.num_rows > 0, f"{query['name']} returns no rows: the data misses it"
@@ -149,13 +149,13 @@ def test_the_fourteen_queries_match_duckdb(data, run_strata, tmp_path):
 
 def test_sql_formats_and_errors(data, run_strata, tmp_path):
     db, _ = data
-    csv = run_strata("sql", db, "SELECT sym, count(*) AS n FROM quoteNorm GROUP BY sym ORDER BY sym LIMIT 2", "--format", "csv").stdout
+    csv = run_strata("sql", "--db", db, "SELECT sym, count(*) AS n FROM quoteNorm GROUP BY sym ORDER BY sym LIMIT 2", "--format", "csv").stdout
     assert csv.splitlines()[0] == "sym,n" and csv.splitlines()[1].startswith("S000,")
-    js = run_strata("sql", db, "SELECT sym FROM tradeNorm WHERE i < 1", "--format", "json").stdout
+    js = run_strata("sql", "--db", db, "SELECT sym FROM tradeNorm WHERE i < 1", "--format", "json").stdout
     assert json.loads(js.splitlines()[0]) == {"sym": "S000"}
-    bad = run_strata("sql", db, "SELECT bid FROM quoteNorm ORDER bid", check=False)
+    bad = run_strata("sql", "--db", db, "SELECT bid FROM quoteNorm ORDER bid", check=False)
     assert bad.returncode != 0 and "Column" in bad.stderr and "^" in bad.stderr
-    missing = run_strata("sql", db, "SELECT * FROM quotes", check=False)
+    missing = run_strata("sql", "--db", db, "SELECT * FROM quotes", check=False)
     assert "quoteNorm" in missing.stderr and "tradeNorm" in missing.stderr
 
 
@@ -164,7 +164,7 @@ def test_window_join_matches_duckdb(data, run_strata, tmp_path):
     trade (times are int64 nanoseconds in Parquet, timespans in Strata)."""
     db, files = data
     out = tmp_path / "wj.parquet"
-    run_strata("sql", db,
+    run_strata("sql", "--db", db,
                "SELECT t.sym, t.time, t.price, t.size, count(*) AS n, max(q.ask) AS hi, min(q.bid) AS lo, "
                "avg(q.bsize) AS mean_bsize, wavg(q.bsize, q.bid) AS wbid "
                "FROM tradeNorm t WINDOW JOIN quoteNorm q ON t.sym = q.sym "

@@ -22,7 +22,10 @@ const ENGINES: [(&str, &str); 7] = [
         "strata-hdb",
         "a long-lived `strata hdb` on loopback; the SQL sent as a q string over kdb+ IPC (sync), answer decoded",
     ),
-    ("strata-sql", "a `strata sql DB QUERY --timing` process per run, output discarded; wall time from spawn to exit"),
+    (
+        "strata-sql",
+        "a `strata sql --db DB QUERY --timing` process per run, output discarded; wall time from spawn to exit",
+    ),
     (
         "strata-sql start",
         "the same process's wall time minus the query time it reports: process start, database open, output",

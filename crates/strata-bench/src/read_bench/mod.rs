@@ -257,7 +257,7 @@ fn stores_table(setups: &[Setup]) -> Table {
 fn output_report(options: &ReadBenchOptions, setups: &[Setup], runs: &[Reads]) -> Report {
     let mut report = Report::new(format!("Writing a {}-row, 8-column result as CSV, JSON and Parquet", options.rows));
     report.push_note(
-        "strata-sql is a `strata sql DB QUERY --format F --out FILE` process (its start and the database open \
+        "strata-sql is a `strata sql --db DB QUERY --format F --out FILE` process (its start and the database open \
          included; strata-sql-start is the same process for SELECT 1). duckdb-copy is COPY (query) TO FILE in a \
          DuckDB connection kept open on its database file. Rows are as DuckDB reads each file back. Both write \
          JSON as one object per line.",

@@ -117,7 +117,7 @@ def output_runs(paths: dict, scratch: str, strata_bin: str) -> list:
         duck_out = os.path.join(scratch, f"duckdb.{fmt}")
 
         def strata_write(fmt=fmt, out=strata_out):
-            subprocess.run([strata_bin, "sql", paths["strata"], query, "--format", fmt, "--out", out], check=True)
+            subprocess.run([strata_bin, "sql", "--db", paths["strata"], query, "--format", fmt, "--out", out], check=True)
             return out
 
         options = {"csv": "FORMAT csv, HEADER", "json": "FORMAT json", "parquet": "FORMAT parquet"}[fmt]
@@ -134,7 +134,7 @@ def output_runs(paths: dict, scratch: str, strata_bin: str) -> list:
             "strata-sql-start",
             "csv",
             lambda: subprocess.run(
-                [strata_bin, "sql", paths["strata"], "SELECT 1", "--format", "csv", "--out", start_out], check=True
+                [strata_bin, "sql", "--db", paths["strata"], "SELECT 1", "--format", "csv", "--out", start_out], check=True
             ),
         )
     )

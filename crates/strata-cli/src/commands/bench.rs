@@ -25,10 +25,12 @@ pub enum BenchCommand {
     /// KX Nano's storage tests through Strata's storage calls on one or more
     /// directories with N worker processes, and `compare` for result sets side by side.
     Io(super::bench_io::IoArgs),
-    /// Seed 001's tickerplant profiling: tplog, tppub, rdbrecv, rdbupd, feed-to-RDB
-    /// latency and CPU by rows per update, row width, publish mode and subscribers.
+    /// Tickerplant profiling (as KX's white paper): tplog, tppub, rdbrecv, rdbupd,
+    /// feed-to-RDB latency and CPU by rows per update, row width, publish mode and
+    /// subscribers.
     Tick(super::bench_tick::TickArgs),
-    /// Seed 000's query set on Strata, DuckDB and Polars (same data, same run).
+    /// An analyst's TAQ queries on Strata (in process, over IPC, as `strata sql`)
+    /// against DuckDB and Polars with the day in memory, alternated in one run.
     Query(super::bench_query::QueryArgs),
     /// A table read into pyarrow, polars and pandas from Strata (the Python
     /// package), from Parquet and from a DuckDB file, against a memory copy.

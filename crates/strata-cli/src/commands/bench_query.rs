@@ -30,7 +30,7 @@ pub struct QueryArgs {
     /// Scratch directory (generated database, Parquet files); default: a temporary one.
     #[arg(long)]
     scratch: Option<PathBuf>,
-    /// Only write seed 000's fourteen queries for --db (Strata, DuckDB and Polars
+    /// Only write the TAQ compression study's fourteen queries for --db (Strata, DuckDB and Polars
     /// texts) as JSON to this file and stop.
     #[arg(long, requires = "db")]
     print_queries: Option<PathBuf>,

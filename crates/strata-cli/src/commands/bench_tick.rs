@@ -1,4 +1,4 @@
-//! `strata bench tick`: arguments for seed 001's tickerplant profiling; the
+//! `strata bench tick`: arguments for the tickerplant profiling of KX's white paper; the
 //! benchmark itself is `strata_bench::tick`.
 
 use clap::Args;

@@ -39,8 +39,8 @@ pub struct ZipArgs {
     /// Built-in data: seed.
     #[arg(long, default_value_t = 0)]
     seed: u64,
-    /// Specs to compare (comma-separated); default: seed 000's 17 kdb+
-    /// configurations, Strata's chains and auto.
+    /// Specs to compare (comma-separated); default: the 17 kdb+ configurations of
+    /// KX's compression study of NYSE TAQ, Strata's chains and auto.
     #[arg(long, value_delimiter = ',')]
     specs: Vec<CompressionSpec>,
     /// Block size exponent for every spec (12..20).
@@ -66,9 +66,9 @@ pub struct ZipArgs {
     /// Directory for the CSV files, the HTML page and the recommended table specs.
     #[arg(long, default_value = "strata-reports")]
     out: PathBuf,
-    /// Also time seed 000's fourteen SQL queries on a database of the whole day
+    /// Also time the TAQ study's fourteen SQL queries on a database of the whole day
     /// written with each spec: the built-in day (needs trades), or with --db the
-    /// quote and trade tables of the table's date partition (seed 000's columns).
+    /// quote and trade tables of the table's date partition (the study's columns).
     /// Every spec writes the day again, so this takes several times longer.
     #[arg(long)]
     seed_queries: bool,
@@ -88,7 +88,7 @@ pub fn run_zip(args: ZipArgs) -> CliResult {
         _ => {
             let trades = args.trades.unwrap_or(args.rows / 10);
             if args.seed_queries && trades == 0 {
-                return Err("--seed-queries needs trades: half of seed 000's queries read them".into());
+                return Err("--seed-queries needs trades: half of the TAQ study's queries read them".into());
             }
             let config =
                 TaqConfig { quotes: args.rows, trades, syms: args.syms, seed: args.seed, ..TaqConfig::default() };

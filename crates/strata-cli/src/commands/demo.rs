@@ -425,6 +425,6 @@ fn run_storage(args: StorageArgs) -> CliResult {
     let report = table_write::run(&options, &scratch)?;
     std::fs::remove_dir_all(&scratch)?;
     publish(&report, &args.out, "demo-table-write")?;
-    println!("database left in {}; try: strata ls {}", args.db.display(), args.db.display());
+    println!("database left in {}; try: strata ls --db {}", args.db.display(), args.db.display());
     Ok(())
 }

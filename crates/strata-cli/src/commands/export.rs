@@ -1,4 +1,4 @@
-//! `strata export`: a table out as CSV or Parquet.
+//! `strata export --db DIR --table TABLE --out FILE`: a table out as CSV or Parquet.
 
 use std::path::PathBuf;
 
@@ -6,7 +6,7 @@ use clap::{Args, ValueEnum};
 use strata_query::output::Format as OutputFormat;
 use strata_store::{Database, Date, TableLocation, interchange};
 
-use super::CliResult;
+use super::{CliResult, database_arg};
 
 /// Output formats.
 #[derive(Clone, Copy, ValueEnum)]
@@ -19,9 +19,14 @@ enum Format {
 #[derive(Args)]
 pub struct ExportArgs {
     /// Database root.
-    db: PathBuf,
+    #[arg(long, value_name = "DIR")]
+    db: Option<PathBuf>,
     /// Table name.
-    table: String,
+    #[arg(long)]
+    table: Option<String>,
+    /// The database and table as plain arguments (`strata export DIR TABLE`, deprecated).
+    #[arg(hide = true)]
+    old: Vec<String>,
     /// The date partition to export (YYYY.MM.DD); without it, the splayed table.
     #[arg(long)]
     partition: Option<Date>,
@@ -35,10 +40,15 @@ pub struct ExportArgs {
 
 /// Runs `strata export`.
 pub fn run(args: ExportArgs) -> CliResult {
-    let db = Database::open_existing(&args.db)?;
+    const USAGE: &str = "strata export --db DIR --table TABLE --out FILE";
+    let mut positional = args.old.clone();
+    let root = database_arg::database(args.db.clone(), &mut positional, USAGE)?;
+    let table = database_arg::table(args.table.clone(), &mut positional, USAGE)?;
+    database_arg::no_more(&positional, USAGE)?;
+    let db = Database::open_existing(&root)?;
     let location = match args.partition {
-        Some(date) => TableLocation::Partition(date, args.table.clone()),
-        None => TableLocation::Splayed(args.table.clone()),
+        Some(date) => TableLocation::Partition(date, table),
+        None => TableLocation::Splayed(table),
     };
     let format = match (args.format, OutputFormat::from_path(&args.out)) {
         (Some(format), _) => format,

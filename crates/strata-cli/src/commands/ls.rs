@@ -8,14 +8,18 @@ use clap::Args;
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 use strata_store::{Database, PartitionStatus, SplayedTable};
 
-use super::CliResult;
+use super::{CliResult, database_arg};
 use crate::output::human_bytes;
 
 /// Arguments of `strata ls`.
 #[derive(Args)]
 pub struct LsArgs {
     /// Database root.
-    db: PathBuf,
+    #[arg(long, value_name = "DIR")]
+    db: Option<PathBuf>,
+    /// The database as a plain argument (`strata ls DIR`, deprecated).
+    #[arg(hide = true)]
+    old_db: Option<String>,
 }
 
 /// One table directory to list: where it is and what `ls` says of it.
@@ -30,7 +34,8 @@ struct Listed {
 
 /// Runs `strata ls`.
 pub fn run(args: LsArgs) -> CliResult {
-    let db = Database::open_existing(&args.db)?;
+    let mut positional: Vec<String> = args.old_db.into_iter().collect();
+    let db = Database::open_existing(&database_arg::database(args.db, &mut positional, "strata ls --db DIR")?)?;
     let mut listed: Vec<Listed> = db
         .tables(None)?
         .into_iter()

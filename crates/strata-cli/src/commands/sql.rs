@@ -1,4 +1,4 @@
-//! `strata sql DB [QUERY]`: one query printed as a table, CSV, JSON or Parquet, or
+//! `strata sql --db DIR [QUERY]`: one query printed as a table, CSV, JSON or Parquet, or
 //! an interactive shell when no query is given.
 
 use std::path::PathBuf;
@@ -10,15 +10,19 @@ use strata_query::datafusion::arrow::datatypes::SchemaRef;
 use strata_query::output::{Format, write, write_parquet};
 use strata_query::{Engine, EngineOptions};
 
-use super::CliResult;
+use super::{CliResult, database_arg};
 
 /// Arguments of `strata sql`.
 #[derive(Args)]
 pub struct SqlArgs {
     /// The database root.
-    db: PathBuf,
+    #[arg(long, value_name = "DIR")]
+    db: Option<PathBuf>,
     /// The query; without one, an interactive shell starts.
     query: Option<String>,
+    /// The query when the database came first (`strata sql DIR QUERY`, deprecated).
+    #[arg(hide = true)]
+    old_query: Option<String>,
     /// Output: table, csv, json or parquet (parquet needs --out). Default: from
     /// --out's extension (.csv, .json, .parquet), else a table.
     #[arg(long)]
@@ -41,14 +45,19 @@ pub struct SqlArgs {
 
 /// Runs `strata sql`.
 pub fn run(args: SqlArgs) -> CliResult {
+    const USAGE: &str = "strata sql --db DIR [QUERY]";
+    let mut positional: Vec<String> = args.query.iter().chain(&args.old_query).cloned().collect();
+    let db = database_arg::database(args.db.clone(), &mut positional, USAGE)?;
+    let query = positional.pop();
+    database_arg::no_more(&positional, USAGE)?;
     let mut options = EngineOptions { allow_write: args.allow_write, ..EngineOptions::default() };
     if let Some(limit) = &args.memory_limit {
         options.memory_limit = Some(parse_bytes(limit)?);
     }
     let started = Instant::now();
-    let engine = Engine::open_with(&args.db, &options)?;
+    let engine = Engine::open_with(&db, &options)?;
     let opened = started.elapsed();
-    match &args.query {
+    match &query {
         Some(query) => {
             let started = Instant::now();
             let (schema, batches) = engine.sql_with_schema(query).map_err(|e| with_caret(query, &e.to_string()))?;
@@ -67,7 +76,7 @@ pub fn run(args: SqlArgs) -> CliResult {
         }
         None => {
             let format = if args.format == Some(Format::Parquet) { Format::Table } else { output_format(&args) };
-            super::sql_shell::run(&engine, &args.db, format)
+            super::sql_shell::run(&engine, &db, format)
         }
     }
 }

@@ -1,4 +1,4 @@
-//! `strata sql DB` without a query: the interactive shell. On a terminal it edits
+//! `strata sql --db DB` without a query: the interactive shell. On a terminal it edits
 //! lines (rustyline: arrows, Ctrl-R search, history in `~/.strata_sql_history`),
 //! takes statements over several lines until `;`, and completes table names,
 //! column names and SQL keywords with Tab. Statements piped in are read the same

@@ -1,5 +1,5 @@
 //! `strata stats`: size and encoding per column (`strata stats PATH`), or the value
-//! statistics of a table's columns (`strata stats columns DB TABLE`).
+//! statistics of a table's columns (`strata stats columns --db DIR --table TABLE`).
 
 use std::path::PathBuf;
 
@@ -8,8 +8,8 @@ use strata_bench::column_stats::{statistics_report, table_statistics};
 use strata_store::{Database, Date, TableLocation, stats_path};
 use strata_taq::reference::{QUOTE, QUOTE_ROWS, TRADE, TRADE_ROWS};
 
-use super::CliResult;
 use super::bench::publish;
+use super::{CliResult, database_arg};
 use crate::output::stats_table;
 
 /// Arguments of `strata stats`.
@@ -36,9 +36,14 @@ pub enum StatsCommand {
 #[derive(Args)]
 pub struct ColumnsArgs {
     /// Database root.
-    db: PathBuf,
+    #[arg(long, value_name = "DIR")]
+    db: Option<PathBuf>,
     /// Table name.
-    table: String,
+    #[arg(long)]
+    table: Option<String>,
+    /// The database and table as plain arguments (`strata stats columns DIR TABLE`, deprecated).
+    #[arg(hide = true)]
+    old: Vec<String>,
     /// Date partition (default: the splayed table, else the latest partition holding
     /// the table).
     #[arg(long)]
@@ -56,30 +61,35 @@ pub fn run(args: StatsArgs) -> CliResult {
             println!("{}", stats_table(&stats_path(&path)?));
             Ok(())
         }
-        (None, None) => Err("give a path, or `columns DB TABLE`".into()),
+        (None, None) => Err("give a path, or `columns --db DIR --table TABLE`".into()),
     }
 }
 
 fn run_columns(args: ColumnsArgs) -> CliResult {
-    let db = Database::open_existing(&args.db)?;
+    const USAGE: &str = "strata stats columns --db DIR --table TABLE";
+    let mut positional = args.old.clone();
+    let root = database_arg::database(args.db.clone(), &mut positional, USAGE)?;
+    let table_name = database_arg::table(args.table.clone(), &mut positional, USAGE)?;
+    database_arg::no_more(&positional, USAGE)?;
+    let db = Database::open_existing(&root)?;
     let location = match args.partition {
-        Some(date) => TableLocation::Partition(date, args.table.clone()),
-        None if db.root().join(&args.table).is_dir() => TableLocation::Splayed(args.table.clone()),
+        Some(date) => TableLocation::Partition(date, table_name.clone()),
+        None if db.root().join(&table_name).is_dir() => TableLocation::Splayed(table_name.clone()),
         None => {
             let latest = db
                 .partitions()?
                 .into_iter()
                 .rev()
-                .find(|d| db.tables(Some(*d)).is_ok_and(|served| served.contains(&args.table)));
+                .find(|d| db.tables(Some(*d)).is_ok_and(|served| served.contains(&table_name)));
             match latest {
-                Some(date) => TableLocation::Partition(date, args.table.clone()),
-                None => return Err(format!("{}: no table {} in any partition", args.db.display(), args.table).into()),
+                Some(date) => TableLocation::Partition(date, table_name.clone()),
+                None => return Err(format!("{}: no table {table_name} in any partition", root.display()).into()),
             }
         }
     };
     let table = db.read_table(&location)?;
     let stats = table_statistics(&table);
-    let reference = match args.table.as_str() {
+    let reference = match table_name.as_str() {
         "quote" => Some((&QUOTE[..], QUOTE_ROWS)),
         "trade" => Some((&TRADE[..], TRADE_ROWS)),
         _ => None,
@@ -90,7 +100,7 @@ fn run_columns(args: ColumnsArgs) -> CliResult {
     };
     let report = statistics_report(&name, &stats, reference);
     match &args.out {
-        Some(out) => publish(&report, out, &format!("column-stats-{}", args.table)),
+        Some(out) => publish(&report, out, &format!("column-stats-{table_name}")),
         None => {
             println!("{}", report.to_terminal());
             Ok(())

@@ -303,7 +303,7 @@ pub fn run_ctp(args: CtpArgs) -> CliResult {
     Ok(())
 }
 
-/// Arguments of `strata feed` (seed 001's feed simulator).
+/// Arguments of `strata feed` (the feed simulator of KX's tickerplant profiling).
 #[derive(Args)]
 pub struct FeedArgs {
     /// The tickerplant, host:port (tcps://host:port for TLS).

@@ -1,4 +1,4 @@
-//! `strata verify DB [--partition D] [--table T]`: checks every file of a database
+//! `strata verify --db DB [--partition D] [--table T]`: checks every file of a database
 //! (or of one partition or table) and prints what is damaged, where, and what can
 //! be rebuilt. Exits non-zero when anything is damaged.
 
@@ -9,14 +9,18 @@ use clap::Args;
 use strata_store::verify::{VerifyScope, verify_database};
 use strata_store::{Database, Date};
 
-use super::CliResult;
+use super::{CliResult, database_arg};
 use crate::output::human_bytes;
 
 /// Arguments of `strata verify`.
 #[derive(Args)]
 pub struct VerifyArgs {
     /// Database root.
-    db: PathBuf,
+    #[arg(long, value_name = "DIR")]
+    db: Option<PathBuf>,
+    /// The database as a plain argument (`strata verify DIR`, deprecated).
+    #[arg(hide = true)]
+    old_db: Option<String>,
     /// Only this date partition (YYYY.MM.DD).
     #[arg(long)]
     partition: Option<Date>,
@@ -27,7 +31,9 @@ pub struct VerifyArgs {
 
 /// Runs `strata verify`.
 pub fn run(args: VerifyArgs) -> CliResult {
-    let db = Database::open_existing(&args.db)?;
+    let mut positional: Vec<String> = args.old_db.into_iter().collect();
+    let root = database_arg::database(args.db, &mut positional, "strata verify --db DIR")?;
+    let db = Database::open_existing(&root)?;
     let started = Instant::now();
     let report = verify_database(&db, &VerifyScope { partition: args.partition, table: args.table })?;
     for finding in &report.findings {
@@ -46,6 +52,6 @@ pub fn run(args: VerifyArgs) -> CliResult {
     if report.is_intact() {
         Ok(())
     } else {
-        Err(format!("{}: {} damaged (listed above)", args.db.display(), report.damaged()).into())
+        Err(format!("{}: {} damaged (listed above)", root.display(), report.damaged()).into())
     }
 }

@@ -32,9 +32,9 @@ pub fn fails(args: &[&str]) -> String {
     String::from_utf8(out.stderr).unwrap()
 }
 
-/// Runs `strata sql DB QUERY --format csv`.
+/// Runs `strata sql --db DB QUERY --format csv`.
 pub fn sql(db: &Path, query: &str) -> Output {
-    strata(&["sql", db.to_str().unwrap(), query, "--format", "csv"])
+    strata(&["sql", "--db", db.to_str().unwrap(), query, "--format", "csv"])
 }
 
 /// Standard error of a run that must fail cleanly: a `strata: error:` line, exit

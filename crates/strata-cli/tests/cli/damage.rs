@@ -214,13 +214,14 @@ fn read_all(db: &Path, scratch: &Path, counts_only: bool) -> Result<Vec<Seen>, T
     let mut seen = Vec::new();
     let queries: &[&str] = if counts_only { &QUERIES[1..2] } else { &QUERIES };
     for query in queries {
-        seen.push(run(&["sql", db_str, query, "--format", "csv"])?);
+        seen.push(run(&["sql", "--db", db_str, query, "--format", "csv"])?);
     }
     if !counts_only {
         for day in DAYS {
             let out = scratch.join(format!("{day}.csv"));
             let out_str = out.to_str().unwrap();
-            let export = ["export", db_str, "trade", "--partition", day, "--format", "csv", "--out", out_str];
+            let export =
+                ["export", "--db", db_str, "--table", "trade", "--partition", day, "--format", "csv", "--out", out_str];
             seen.push(match run(&export)? {
                 Seen::Answer(_) => Seen::Answer(std::fs::read_to_string(&out).unwrap()),
                 refused => refused,
@@ -261,7 +262,7 @@ fn damaged_reads_answer_right_or_fail_cleanly(verify_plain: bool, cases: u32) {
         if refused || flipped {
             // Damage, or a note for what a crash or an older version can leave (a
             // missing record, an interrupted append's tail), naming the file.
-            let verify = run(&["verify", db.to_str().unwrap()])?;
+            let verify = run(&["verify", "--db", db.to_str().unwrap()])?;
             let noted = matches!(&verify, Seen::Answer(report) if report.contains(&db.join(&file).display().to_string()));
             prop_assert!(
                 matches!(verify, Seen::Refused(_)) || noted,

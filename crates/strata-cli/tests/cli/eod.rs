@@ -84,7 +84,7 @@ fn eod_writes_a_journal_once_and_ls_marks_what_is_not_served() {
     assert!(out.contains("quote (500 rows)") && !out.contains("trade ("), "{out}");
     assert_eq!(sizes(&db, other), (0..1000).collect::<Vec<_>>(), "trade left alone");
 
-    let listing = ok(&["ls", db.to_str().unwrap()]);
+    let listing = ok(&["ls", "--db", db.to_str().unwrap()]);
     assert!(listing.contains("2 partitions served") && listing.contains("complete"), "{listing}");
     assert!(!listing.contains("NOT SERVED") && !listing.contains("leftover"), "{listing}");
 
@@ -95,18 +95,18 @@ fn eod_writes_a_journal_once_and_ls_marks_what_is_not_served() {
     copy_dir(&partition.join("trade"), &staging.join("trade"));
     copy_dir(&partition.join("trade"), &partition.join("stray"));
     std::fs::remove_file(store.partition_dir(other).join(strata_store::PARTITION_RECORD)).unwrap();
-    let listing = ok(&["ls", db.to_str().unwrap()]);
+    let listing = ok(&["ls", "--db", db.to_str().unwrap()]);
     assert!(listing.contains(&format!("leftover {}", staging.display())), "{listing}");
     assert!(listing.contains("NOT SERVED: not in the completion record"), "{listing}");
     assert!(listing.contains("no completion record"), "{listing}");
-    let sql = ok(&["sql", db.to_str().unwrap(), "SELECT count(*) AS n FROM trade"]);
+    let sql = ok(&["sql", "--db", db.to_str().unwrap(), "SELECT count(*) AS n FROM trade"]);
     assert!(sql.contains("2000"), "two partitions of trade, the staging copy not among them: {sql}");
 
     // A damaged record: the partition is not served, and eod refuses to guess.
     let record = partition.join(strata_store::PARTITION_RECORD);
     let text = std::fs::read_to_string(&record).unwrap();
     std::fs::write(&record, text.replace("trade 1000", "trade 1001")).unwrap();
-    let listing = ok(&["ls", db.to_str().unwrap()]);
+    let listing = ok(&["ls", "--db", db.to_str().unwrap()]);
     assert!(listing.contains("NOT SERVED") && listing.contains("checksum"), "{listing}");
     let err = fails(&args(&[]).iter().map(String::as_str).collect::<Vec<_>>());
     assert!(err.contains(&date.to_string()) && err.contains("not served"), "{err}");

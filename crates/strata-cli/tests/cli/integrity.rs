@@ -59,7 +59,7 @@ fn flip(path: &Path, at: usize) {
 fn a_flipped_byte_in_a_plain_column_is_found_by_verify_and_by_sql_when_asked() {
     let (_dir, db) = trade_db(1000);
     let db_str = db.to_str().unwrap();
-    let verified = ok(&["verify", db_str]);
+    let verified = ok(&["verify", "--db", db_str]);
     assert!(verified.contains("0 damaged"), "{verified}");
     let query = "SELECT sum(size) AS s FROM trade";
     let before = String::from_utf8(sql(&db, query).stdout).unwrap();
@@ -68,7 +68,7 @@ fn a_flipped_byte_in_a_plain_column_is_found_by_verify_and_by_sql_when_asked() {
     let silently = String::from_utf8(sql(&db, query).stdout).unwrap();
     assert_ne!(silently, before, "by default only the header is checked: the damage reads through");
 
-    let out = strata(&["verify", db_str, "--partition", DAY, "--table", "trade"]);
+    let out = strata(&["verify", "--db", db_str, "--partition", DAY, "--table", "trade"]);
     let report = String::from_utf8(out.stdout).unwrap();
     assert!(!out.status.success(), "{report}");
     let line = format!("damaged: {}: bytes 64..8064: values (bytes 64..8064) have checksum", size.display());
@@ -94,7 +94,7 @@ fn a_damaged_sym_file_is_an_error_not_shifted_symbols_or_a_panic() {
     std::fs::write(&sym, text.split_once('\n').unwrap().1).unwrap();
     let err = clean_failure(&sql(&db, query));
     assert!(err.contains(&sym.display().to_string()) && err.contains("lines are missing"), "{err}");
-    let report = String::from_utf8(strata(&["verify", db.to_str().unwrap()]).stdout).unwrap();
+    let report = String::from_utf8(strata(&["verify", "--db", db.to_str().unwrap()]).stdout).unwrap();
     assert!(report.contains(&format!("damaged: {}", sym.display())), "{report}");
 
     for (damage, expected) in [(String::new(), "sym file is 0 bytes"), ("x".repeat(text.len()), "expects")] {
@@ -116,7 +116,19 @@ fn a_damaged_order_file_is_an_error_on_export_and_sql() {
     let db_str = db.to_str().unwrap();
     let table = db.join(DAY).join("trade");
     let out = dir.path().join("out.csv");
-    let export = ["export", db_str, "trade", "--partition", DAY, "--format", "csv", "--out", out.to_str().unwrap()];
+    let export = [
+        "export",
+        "--db",
+        db_str,
+        "--table",
+        "trade",
+        "--partition",
+        DAY,
+        "--format",
+        "csv",
+        "--out",
+        out.to_str().unwrap(),
+    ];
     for (order, expected) in
         [("time\nsym\nex\nprice\n", "column file size is not listed in .d"), ("", ".d lists no column")]
     {
@@ -125,7 +137,7 @@ fn a_damaged_order_file_is_an_error_on_export_and_sql() {
             let err = clean_failure(&out);
             assert!(err.contains(&table.display().to_string()) && err.contains(expected), "{err}");
         }
-        let report = String::from_utf8(strata(&["verify", db_str]).stdout).unwrap();
+        let report = String::from_utf8(strata(&["verify", "--db", db_str]).stdout).unwrap();
         assert!(report.contains(expected) && report.contains("can be rebuilt"), "{report}");
     }
 }
@@ -181,11 +193,11 @@ fn reading_commands_refuse_a_mistyped_database_and_create_nothing() {
     let path = missing.to_str().unwrap();
     let out = dir.path().join("out.csv");
     let commands: [&[&str]; 5] = [
-        &["ls", path],
-        &["verify", path],
-        &["stats", "columns", path, "trade"],
-        &["export", path, "trade", "--format", "csv", "--out", out.to_str().unwrap()],
-        &["sql", path, "SELECT 1"],
+        &["ls", "--db", path],
+        &["verify", "--db", path],
+        &["stats", "columns", "--db", path, "--table", "trade"],
+        &["export", "--db", path, "--table", "trade", "--format", "csv", "--out", out.to_str().unwrap()],
+        &["sql", "--db", path, "SELECT 1"],
     ];
     for args in commands {
         let err = clean_failure(&strata(args));
@@ -202,8 +214,12 @@ fn reading_commands_refuse_a_directory_that_is_not_a_database() {
     std::fs::write(elsewhere.join("trades.csv"), "sym,price\nA,1\n").unwrap();
     std::fs::create_dir(elsewhere.join("photos")).unwrap();
     let path = elsewhere.to_str().unwrap();
-    let commands: [&[&str]; 4] =
-        [&["ls", path], &["verify", path], &["stats", "columns", path, "trade"], &["sql", path, "SELECT 1"]];
+    let commands: [&[&str]; 4] = [
+        &["ls", "--db", path],
+        &["verify", "--db", path],
+        &["stats", "columns", "--db", path, "--table", "trade"],
+        &["sql", "--db", path, "SELECT 1"],
+    ];
     for args in commands {
         let err = clean_failure(&strata(args));
         assert!(err.contains(&format!("{path}: not a Strata database")), "{args:?}: {err}");
@@ -213,7 +229,7 @@ fn reading_commands_refuse_a_directory_that_is_not_a_database() {
     // An empty directory is an empty database.
     let empty = dir.path().join("empty");
     std::fs::create_dir(&empty).unwrap();
-    ok(&["sql", empty.to_str().unwrap(), "SELECT 1"]);
+    ok(&["sql", "--db", empty.to_str().unwrap(), "SELECT 1"]);
 }
 
 #[test]

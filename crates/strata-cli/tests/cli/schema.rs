@@ -61,7 +61,17 @@ fn parquet_of(dir: &Path, name: &str, csv: &str, types: &str) -> PathBuf {
     let file = write(dir, &format!("{name}.csv"), csv);
     ok(&["import", file.to_str().unwrap(), "--db", scratch.to_str().unwrap(), "--table", "t", "--types", types]);
     let out = dir.join(format!("{name}.parquet"));
-    ok(&["export", scratch.to_str().unwrap(), "t", "--format", "parquet", "--out", out.to_str().unwrap()]);
+    ok(&[
+        "export",
+        "--db",
+        scratch.to_str().unwrap(),
+        "--table",
+        "t",
+        "--format",
+        "parquet",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     out
 }
 
@@ -171,7 +181,7 @@ fn an_append_to_compressed_parted_columns_verifies_and_sums_right() {
     let later = write(dir.path(), "later.csv", &trades_csv(5000, 3000, &["C", "D"]));
     let out = succeeded(import(&db, &later, DAY1, &[&sorted[..], &["--mode", "append"]].concat()));
     assert!(out.contains("5000 rows before, 8000 after") && !out.contains("dropped"), "{out}");
-    let report = ok(&["verify", db_str]);
+    let report = ok(&["verify", "--db", db_str]);
     assert!(report.contains("0 damaged"), "{report}");
     let stats = ok(&["stats", db.join(DAY1).join("t").to_str().unwrap()]);
     assert!(stats.contains("parted") && stats.contains("zstd:1@12"), "{stats}");
@@ -182,7 +192,7 @@ fn an_append_to_compressed_parted_columns_verifies_and_sums_right() {
     let again = write(dir.path(), "again.csv", &trades_csv(8000, 1000, &["A"]));
     let out = succeeded(import(&db, &again, DAY1, &[&sorted[..], &["--mode", "append"]].concat()));
     assert!(out.contains("dropped the parted attribute of column sym") && out.contains("row 8000"), "{out}");
-    assert!(ok(&["verify", db_str]).contains("0 damaged"));
+    assert!(ok(&["verify", "--db", db_str]).contains("0 damaged"));
     assert_eq!(
         scalar(&db, "SELECT sum(size) AS s FROM t WHERE sym = 'A'"),
         (size_sum(0, 2500) + size_sum(8000, 1000)).to_string()
@@ -227,7 +237,7 @@ fn an_append_killed_midway_leaves_the_old_table_or_the_new_one() {
             (rows, sum) = (now, sum + size_sum(1000, 200_000));
         }
         assert_eq!(scalar(&db, "SELECT sum(size) AS s FROM t"), sum.to_string(), "killed at {tenth}/10");
-        let report = ok(&["verify", db.to_str().unwrap()]);
+        let report = ok(&["verify", "--db", db.to_str().unwrap()]);
         assert!(report.contains("0 damaged"), "killed at {tenth}/10: {report}");
     }
     assert!(killed_while_staging > 0, "no kill landed while the partition was being built");
@@ -284,7 +294,7 @@ fn partitions_that_drifted_before_schemas_give_an_error_not_a_panic() {
     let ints = parquet_of(dir.path(), "ints", &trades_csv(300, 200, &["A", "B"]), "size=int");
     succeeded(import(&other, &ints, DAY2, &[]));
     std::fs::rename(other.join(DAY2), db.join(DAY2)).unwrap();
-    let out = strata(&["verify", db.to_str().unwrap()]);
+    let out = strata(&["verify", "--db", db.to_str().unwrap()]);
     let report = String::from_utf8_lossy(&out.stdout);
     let part = db.join(DAY2).join("t");
     let finding =

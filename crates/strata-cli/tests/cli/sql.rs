@@ -64,48 +64,48 @@ fn one_query_in_every_format() {
     let (dir, db) = tick_db();
     let db = db.to_str().unwrap();
     let query = "SELECT sym, count(*) AS n, max(bid) AS hi FROM quote GROUP BY sym ORDER BY sym";
-    let table = ok(&["sql", db, query]);
+    let table = ok(&["sql", "--db", db, query]);
     assert!(table.contains("| sym | n | hi   |") && table.contains("| A   | 3 | 12.0 |"), "{table}");
-    assert_eq!(ok(&["sql", db, query, "--format", "csv"]), "sym,n,hi\nA,3,12.0\nB,2,21.0\n");
-    let json = ok(&["sql", db, query, "--format", "json"]);
+    assert_eq!(ok(&["sql", "--db", db, query, "--format", "csv"]), "sym,n,hi\nA,3,12.0\nB,2,21.0\n");
+    let json = ok(&["sql", "--db", db, query, "--format", "json"]);
     assert_eq!(json.lines().next(), Some(r#"{"sym":"A","n":3,"hi":12.0}"#), "{json}");
 
     // Parquet goes to a file; read it back through `strata import` and query it.
     let parquet = dir.path().join("out.parquet");
-    let out = ok(&["sql", db, query, "--format", "parquet", "--out", parquet.to_str().unwrap()]);
+    let out = ok(&["sql", "--db", db, query, "--format", "parquet", "--out", parquet.to_str().unwrap()]);
     assert!(out.is_empty(), "nothing on stdout: {out}");
     let again = dir.path().join("again");
     ok(&["import", parquet.to_str().unwrap(), "--db", again.to_str().unwrap(), "--table", "t"]);
     assert_eq!(
-        ok(&["sql", again.to_str().unwrap(), "SELECT * FROM t", "--format", "csv"]),
+        ok(&["sql", "--db", again.to_str().unwrap(), "SELECT * FROM t", "--format", "csv"]),
         "sym,n,hi,i\nA,3,12.0,0\nB,2,21.0,1\n",
         "`*` includes the virtual row number"
     );
     assert_eq!(
-        ok(&["sql", again.to_str().unwrap(), "SELECT * EXCLUDE (i) FROM t", "--format", "csv"]),
+        ok(&["sql", "--db", again.to_str().unwrap(), "SELECT * EXCLUDE (i) FROM t", "--format", "csv"]),
         "sym,n,hi\nA,3,12.0\nB,2,21.0\n"
     );
-    let err = fails(&["sql", db, query, "--format", "parquet"]);
+    let err = fails(&["sql", "--db", db, query, "--format", "parquet"]);
     assert!(err.contains("give --out"), "{err}");
 
     // --out with a text format writes the file instead of stdout.
     let csv = dir.path().join("out.csv");
-    ok(&["sql", db, "SELECT count(*) AS n FROM trade", "--format", "csv", "--out", csv.to_str().unwrap()]);
+    ok(&["sql", "--db", db, "SELECT count(*) AS n FROM trade", "--format", "csv", "--out", csv.to_str().unwrap()]);
     assert_eq!(std::fs::read_to_string(&csv).unwrap(), "n\n4\n");
     // Without --format, --out's extension says which.
     let json = dir.path().join("out.JSON");
-    ok(&["sql", db, "SELECT count(*) AS n FROM trade", "--out", json.to_str().unwrap()]);
+    ok(&["sql", "--db", db, "SELECT count(*) AS n FROM trade", "--out", json.to_str().unwrap()]);
     assert_eq!(std::fs::read_to_string(&json).unwrap(), "{\"n\":4}\n");
     let parquet = dir.path().join("n.parquet");
-    ok(&["sql", db, "SELECT count(*) AS n FROM trade", "--out", parquet.to_str().unwrap()]);
+    ok(&["sql", "--db", db, "SELECT count(*) AS n FROM trade", "--out", parquet.to_str().unwrap()]);
     assert_eq!(&std::fs::read(&parquet).unwrap()[..4], b"PAR1");
-    ok(&["export", db, "trade", "--partition", "2025.01.02", "--out", csv.to_str().unwrap()]);
+    ok(&["export", "--db", db, "--table", "trade", "--partition", "2025.01.02", "--out", csv.to_str().unwrap()]);
     assert!(std::fs::read_to_string(&csv).unwrap().starts_with("time,sym,"), "export took csv from the name");
-    let err = fails(&["export", db, "trade", "--partition", "2025.01.02", "--out", "trades.txt"]);
+    let err = fails(&["export", "--db", db, "--table", "trade", "--partition", "2025.01.02", "--out", "trades.txt"]);
     assert!(err.contains("give --format csv or parquet"), "{err}");
 
     // --timing: the result on stdout as usual, the figures on stderr.
-    let out = strata(&["sql", db, query, "--format", "csv", "--timing"]);
+    let out = strata(&["sql", "--db", db, query, "--format", "csv", "--timing"]);
     assert_eq!(String::from_utf8_lossy(&out.stdout), "sym,n,hi\nA,3,12.0\nB,2,21.0\n");
     let err = String::from_utf8_lossy(&out.stderr);
     let (head, peak) = err.trim().split_once("; peak memory ").expect("a timing line");
@@ -120,6 +120,7 @@ fn time_joins_through_the_binary() {
     let db = db.to_str().unwrap();
     let asof = ok(&[
         "sql",
+        "--db",
         db,
         "SELECT t.sym, t.size, q.bid FROM trade t ASOF LEFT JOIN quote q ON t.sym = q.sym AND t.time >= q.time \
          ORDER BY t.size",
@@ -129,6 +130,7 @@ fn time_joins_through_the_binary() {
     assert_eq!(asof, "sym,size,bid\nA,100,10.0\nA,200,11.0\nB,300,\nC,400,\n");
     let window = ok(&[
         "sql",
+        "--db",
         db,
         "SELECT t.sym, t.size, count(*) AS n, max(q.bid) AS hi FROM trade t WINDOW JOIN quote q \
          ON t.sym = q.sym AND q.time BETWEEN t.time - INTERVAL '2 seconds' AND t.time ORDER BY t.size",
@@ -142,20 +144,20 @@ fn time_joins_through_the_binary() {
 fn errors_point_at_the_token_and_list_what_exists() {
     let (_dir, db) = tick_db();
     let db = db.to_str().unwrap();
-    let err = fails(&["sql", db, "SELECT bid FROM quote WHERE bid > > 1"]);
+    let err = fails(&["sql", "--db", db, "SELECT bid FROM quote WHERE bid > > 1"]);
     // The caret sits under column 35 (the second `>`), after the two-space indent.
     let lines: Vec<&str> = err.lines().collect();
     assert!(lines[0].contains("Line: 1, Column: 35"), "{err}");
     assert_eq!(lines[1], "  SELECT bid FROM quote WHERE bid > > 1");
     assert_eq!(lines[2], format!("  {}^", " ".repeat(34)));
-    let err = fails(&["sql", db, "SELECT * FROM quotes"]);
+    let err = fails(&["sql", "--db", db, "SELECT * FROM quotes"]);
     assert!(err.contains("tables are: quote, trade"), "{err}");
-    let err = fails(&["sql", db, "SELECT bidd FROM quote"]);
+    let err = fails(&["sql", "--db", db, "SELECT bidd FROM quote"]);
     assert!(err.contains("bidd") && err.contains("ask"), "{err}");
-    let err = fails(&["sql", db, "SELECT 1", "--memory-limit", "lots"]);
+    let err = fails(&["sql", "--db", db, "SELECT 1", "--memory-limit", "lots"]);
     assert!(err.contains("--memory-limit lots"), "{err}");
     let missing = format!("{db}-missing");
-    let err = fails(&["sql", &missing, "SELECT 1"]);
+    let err = fails(&["sql", "--db", &missing, "SELECT 1"]);
     assert!(err.contains("no such database directory"), "{err}");
 }
 
@@ -170,16 +172,16 @@ fn a_memory_limit_fails_a_big_sort_cleanly() {
     import(&db, "quote", &csv);
     let db = db.to_str().unwrap();
     let sort = "SELECT * FROM quote ORDER BY bid";
-    let err = fails(&["sql", db, sort, "--memory-limit", "256K", "--format", "csv"]);
+    let err = fails(&["sql", "--db", db, sort, "--memory-limit", "256K", "--format", "csv"]);
     assert!(err.to_lowercase().contains("resources exhausted"), "{err}");
-    let rows = ok(&["sql", db, sort, "--memory-limit", "1G", "--format", "csv"]);
+    let rows = ok(&["sql", "--db", db, sort, "--memory-limit", "1G", "--format", "csv"]);
     assert_eq!(rows.lines().count(), 50_001);
 }
 
 /// Runs the shell with `input` on stdin and HOME at `home`; returns (stdout, stderr).
 fn shell(db: &str, home: &Path, input: &str) -> (String, String) {
     let mut child = Command::new(binary())
-        .args(["sql", db])
+        .args(["sql", "--db", db])
         .env("HOME", home)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -48,7 +48,7 @@ fn import_ls_stats_compress_export_round_trip() {
     ]);
     assert!(out.contains("imported 5000 rows x 6 columns"), "{out}");
 
-    let listing = ok(&["ls", db]);
+    let listing = ok(&["ls", "--db", db]);
     assert!(listing.contains("2025.01.02") && listing.contains("trade") && listing.contains("5000"), "{listing}");
     assert!(listing.contains("3 symbols"), "{listing}");
 
@@ -62,7 +62,19 @@ fn import_ls_stats_compress_export_round_trip() {
     assert!(plain.contains("none"), "{plain}");
 
     let csv_out = dir.path().join("out.csv");
-    ok(&["export", db, "trade", "--partition", "2025.01.02", "--format", "csv", "--out", csv_out.to_str().unwrap()]);
+    ok(&[
+        "export",
+        "--db",
+        db,
+        "--table",
+        "trade",
+        "--partition",
+        "2025.01.02",
+        "--format",
+        "csv",
+        "--out",
+        csv_out.to_str().unwrap(),
+    ]);
     let exported = std::fs::read_to_string(&csv_out).unwrap();
     assert_eq!(exported.lines().count(), 5001);
     assert!(exported.lines().nth(1).unwrap().contains("AAPL"), "sorted by sym: {}", exported.lines().nth(1).unwrap());
@@ -70,7 +82,9 @@ fn import_ls_stats_compress_export_round_trip() {
     let parquet = dir.path().join("out.parquet");
     ok(&[
         "export",
+        "--db",
         db,
+        "--table",
         "trade",
         "--partition",
         "2025.01.02",
@@ -107,11 +121,67 @@ fn bad_input_gets_clear_errors() {
     let mut bytes = std::fs::read(&column).unwrap();
     bytes[70] ^= 0xff; // inside block 0
     std::fs::write(&column, &bytes).unwrap();
-    let err = fails(&["export", db, "t", "--format", "csv", "--out", dir.path().join("x.csv").to_str().unwrap()]);
+    let err = fails(&[
+        "export",
+        "--db",
+        db,
+        "--table",
+        "t",
+        "--format",
+        "csv",
+        "--out",
+        dir.path().join("x.csv").to_str().unwrap(),
+    ]);
     assert!(err.contains("t/x") && err.contains("block 0") && err.contains("checksum"), "{err}");
 
-    let err = fails(&["export", db, "nosuch", "--format", "csv", "--out", "/dev/null"]);
+    let err = fails(&["export", "--db", db, "--table", "nosuch", "--format", "csv", "--out", "/dev/null"]);
     assert!(err.contains("no table nosuch") && err.contains("t"), "{err}");
+}
+
+/// Every command that reads a database names it with `--db`; the old spelling (the
+/// database, and for `export` and `stats columns` the table, as plain arguments)
+/// gives the same answer with a note saying what to write instead.
+#[test]
+fn every_reading_command_takes_db_and_the_old_spelling_still_works() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("t.csv");
+    std::fs::write(&csv, "sym,x\nA,1\nB,2\n").unwrap();
+    let db = dir.path().join("hdb");
+    let db = db.to_str().unwrap();
+    ok(&["import", csv.to_str().unwrap(), "--db", db, "--table", "t", "--partition", "2025.01.02"]);
+    let out = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let (new_csv, old_csv) = (out("new.csv"), out("old.csv"));
+    let pairs: [(Vec<&str>, Vec<&str>); 5] = [
+        (vec!["ls", "--db", db], vec!["ls", db]),
+        (vec!["verify", "--db", db], vec!["verify", db]),
+        (vec!["sql", "--db", db, "SELECT sum(x) AS s FROM t"], vec!["sql", db, "SELECT sum(x) AS s FROM t"]),
+        (vec!["stats", "columns", "--db", db, "--table", "t"], vec!["stats", "columns", db, "t"]),
+        (
+            vec!["export", "--db", db, "--table", "t", "--partition", "2025.01.02", "--out", &new_csv],
+            vec!["export", db, "t", "--partition", "2025.01.02", "--out", &old_csv],
+        ),
+    ];
+    for (new, old) in pairs {
+        let (new_run, old_run) = (strata(&new), strata(&old));
+        assert!(new_run.status.success(), "{new:?}: {}", String::from_utf8_lossy(&new_run.stderr));
+        assert!(old_run.status.success(), "{old:?}: {}", String::from_utf8_lossy(&old_run.stderr));
+        let (new_err, old_err) = (String::from_utf8_lossy(&new_run.stderr), String::from_utf8_lossy(&old_run.stderr));
+        assert!(!new_err.contains("deprecated"), "{new:?}: {new_err}");
+        assert!(old_err.contains("deprecated") && old_err.contains(&format!("--db {db}")), "{old:?}: {old_err}");
+        if new[0] != "verify" && new[0] != "export" {
+            // verify prints its time, export the file it wrote
+            assert_eq!(new_run.stdout, old_run.stdout, "{new:?}");
+        }
+    }
+    assert_eq!(std::fs::read(&new_csv).unwrap(), std::fs::read(&old_csv).unwrap());
+    assert!(ok(&["sql", "--db", db, "SELECT sum(x) AS s FROM t", "--format", "csv"]) == "s\n3\n");
+
+    let err = clean_failure(&strata(&["ls"]));
+    assert!(err.contains("no database") && err.contains("strata ls --db DIR"), "{err}");
+    let err = clean_failure(&strata(&["export", "--db", db, "--out", &new_csv]));
+    assert!(err.contains("no table") && err.contains("--table TABLE"), "{err}");
+    let err = clean_failure(&strata(&["sql", "--db", db, "SELECT 1", "SELECT 2"]));
+    assert!(err.contains("unexpected argument 'SELECT 1'"), "{err}");
 }
 
 #[test]
@@ -155,7 +225,17 @@ fn two_processes_share_one_sym_file() {
     assert_eq!(lines.len(), 600);
     for round in 0..4 {
         let out = dir.path().join(format!("b{round}.csv"));
-        ok(&["export", db_str, &format!("b{round}"), "--format", "csv", "--out", out.to_str().unwrap()]);
+        ok(&[
+            "export",
+            "--db",
+            db_str,
+            "--table",
+            &format!("b{round}"),
+            "--format",
+            "csv",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
         let text = std::fs::read_to_string(&out).unwrap();
         assert_eq!(text, rows(&syms_b), "symbols survive concurrent writers");
     }
@@ -172,7 +252,7 @@ fn a_writer_killed_mid_write_leaves_the_old_table_whole() {
     write_trades_csv(&big, 300_000, &["A", "B", "C", "D"]);
     ok(&["import", small.to_str().unwrap(), "--db", db_str, "--table", "t", "--spec", "gzip:9"]);
     let reference = dir.path().join("ref.csv");
-    ok(&["export", db_str, "t", "--format", "csv", "--out", reference.to_str().unwrap()]);
+    ok(&["export", "--db", db_str, "--table", "t", "--format", "csv", "--out", reference.to_str().unwrap()]);
     let expected_old = std::fs::read_to_string(&reference).unwrap();
     for delay_ms in [5u64, 40, 120, 300] {
         let mut child = Command::new(binary())
@@ -185,7 +265,7 @@ fn a_writer_killed_mid_write_leaves_the_old_table_whole() {
         child.kill().unwrap(); // SIGKILL
         let finished = child.wait().unwrap().success();
         let out = dir.path().join("now.csv");
-        ok(&["export", db_str, "t", "--format", "csv", "--out", out.to_str().unwrap()]);
+        ok(&["export", "--db", db_str, "--table", "t", "--format", "csv", "--out", out.to_str().unwrap()]);
         let now = std::fs::read_to_string(&out).unwrap();
         if finished {
             assert_eq!(now.lines().count(), 300_001, "the new table is whole");

@@ -47,7 +47,8 @@ fn gen_taq_writes_four_tables_and_stats_columns_reads_them() {
     assert!(listing.contains("parted"), "strata stats PATH still works: {listing}");
 
     let out_dir = dir.path().join("reports");
-    let stats = ok(&["stats", "columns", db.to_str().unwrap(), "quote", "--out", out_dir.to_str().unwrap()]);
+    let stats =
+        ok(&["stats", "columns", "--db", db.to_str().unwrap(), "--table", "quote", "--out", out_dir.to_str().unwrap()]);
     assert!(stats.contains("Participant_Timestamp") && stats.contains("ref_differ_share"), "{stats}");
     let (header, rows) = csv(&out_dir.join("column-stats-quote.csv"));
     assert_eq!(header[..7], ["column", "type", "rows", "raw_bytes", "unique", "differ", "entropy_bits"]);
@@ -65,7 +66,7 @@ fn gen_taq_writes_four_tables_and_stats_columns_reads_them() {
         let b = std::fs::read(db2.join("2022.03.31/quote").join(file)).unwrap();
         assert!(a == b, "{file} differs between two runs with one seed");
     }
-    let bad = strata(&["stats", "columns", db.to_str().unwrap(), "nosuch"]);
+    let bad = strata(&["stats", "columns", "--db", db.to_str().unwrap(), "--table", "nosuch"]);
     assert!(!bad.status.success() && String::from_utf8_lossy(&bad.stderr).contains("nosuch"));
 }
 
