@@ -73,9 +73,13 @@ def timed(what: str, f):
 
 
 def checksum(value) -> str:
-    """Rows, and the sums of seq, size and price: equal when the same rows were read."""
+    """Rows, and the sums of seq, size and price: equal when the same rows were read.
+    Polars sums an Int32 column as Int32, which wraps past 2^31 (ten million sizes
+    do), so its integers are summed as Int64."""
     if isinstance(value, pa.Table):
         sums = [pc.sum(value[c]).as_py() for c in ("seq", "size", "price")]
+    elif isinstance(value, pl.DataFrame):
+        sums = [value[c].cast(pl.Int64).sum() for c in ("seq", "size")] + [value["price"].sum()]
     else:
         sums = [value["seq"].sum(), value["size"].sum(), value["price"].sum()]
     return f"{len(value)}:{int(sums[0])}:{int(sums[1])}:{float(sums[2]):.6e}"
