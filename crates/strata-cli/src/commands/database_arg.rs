@@ -6,6 +6,35 @@
 
 use std::path::PathBuf;
 
+use clap::Args;
+
+/// `--db DIR --table TABLE`, for commands that work on one table (`export`,
+/// `stats columns`), with the old spelling `DIR TABLE` as plain arguments.
+#[derive(Args)]
+pub(super) struct TableArgs {
+    /// Database root.
+    #[arg(long, value_name = "DIR")]
+    db: Option<PathBuf>,
+    /// Table name.
+    #[arg(long)]
+    table: Option<String>,
+    /// The database and table as plain arguments (`DIR TABLE`, deprecated).
+    #[arg(hide = true)]
+    old: Vec<String>,
+}
+
+impl TableArgs {
+    /// The database root and the table, from whichever spelling was used; `usage`
+    /// is the new spelling, shown in notes and errors.
+    pub(super) fn resolve(&self, usage: &str) -> Result<(PathBuf, String), String> {
+        let mut positional = self.old.clone();
+        let root = database(self.db.clone(), &mut positional, usage)?;
+        let table = table(self.table.clone(), &mut positional, usage)?;
+        no_more(&positional, usage)?;
+        Ok((root, table))
+    }
+}
+
 /// The database from `--db`, else from the old positional spelling: the first of
 /// `positional`, taken out of it. `usage` is the new spelling, shown in the note
 /// and in the error when neither is given.
@@ -26,7 +55,7 @@ pub(super) fn database(db: Option<PathBuf>, positional: &mut Vec<String>, usage:
 
 /// The table from `--table`, else the next of `positional` (the old spelling);
 /// an error naming `usage` when neither is given.
-pub(super) fn table(table: Option<String>, positional: &mut Vec<String>, usage: &str) -> Result<String, String> {
+fn table(table: Option<String>, positional: &mut Vec<String>, usage: &str) -> Result<String, String> {
     match table {
         Some(table) => Ok(table),
         None if !positional.is_empty() => Ok(positional.remove(0)),

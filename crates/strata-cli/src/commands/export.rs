@@ -18,15 +18,8 @@ enum Format {
 /// Arguments of `strata export`.
 #[derive(Args)]
 pub struct ExportArgs {
-    /// Database root.
-    #[arg(long, value_name = "DIR")]
-    db: Option<PathBuf>,
-    /// Table name.
-    #[arg(long)]
-    table: Option<String>,
-    /// The database and table as plain arguments (`strata export DIR TABLE`, deprecated).
-    #[arg(hide = true)]
-    old: Vec<String>,
+    #[command(flatten)]
+    table: database_arg::TableArgs,
     /// The date partition to export (YYYY.MM.DD); without it, the splayed table.
     #[arg(long)]
     partition: Option<Date>,
@@ -40,11 +33,7 @@ pub struct ExportArgs {
 
 /// Runs `strata export`.
 pub fn run(args: ExportArgs) -> CliResult {
-    const USAGE: &str = "strata export --db DIR --table TABLE --out FILE";
-    let mut positional = args.old.clone();
-    let root = database_arg::database(args.db.clone(), &mut positional, USAGE)?;
-    let table = database_arg::table(args.table.clone(), &mut positional, USAGE)?;
-    database_arg::no_more(&positional, USAGE)?;
+    let (root, table) = args.table.resolve("strata export --db DIR --table TABLE --out FILE")?;
     let db = Database::open_existing(&root)?;
     let location = match args.partition {
         Some(date) => TableLocation::Partition(date, table),

@@ -35,15 +35,8 @@ pub enum StatsCommand {
 /// Arguments of `strata stats columns`.
 #[derive(Args)]
 pub struct ColumnsArgs {
-    /// Database root.
-    #[arg(long, value_name = "DIR")]
-    db: Option<PathBuf>,
-    /// Table name.
-    #[arg(long)]
-    table: Option<String>,
-    /// The database and table as plain arguments (`strata stats columns DIR TABLE`, deprecated).
-    #[arg(hide = true)]
-    old: Vec<String>,
+    #[command(flatten)]
+    table: database_arg::TableArgs,
     /// Date partition (default: the splayed table, else the latest partition holding
     /// the table).
     #[arg(long)]
@@ -66,11 +59,7 @@ pub fn run(args: StatsArgs) -> CliResult {
 }
 
 fn run_columns(args: ColumnsArgs) -> CliResult {
-    const USAGE: &str = "strata stats columns --db DIR --table TABLE";
-    let mut positional = args.old.clone();
-    let root = database_arg::database(args.db.clone(), &mut positional, USAGE)?;
-    let table_name = database_arg::table(args.table.clone(), &mut positional, USAGE)?;
-    database_arg::no_more(&positional, USAGE)?;
+    let (root, table_name) = args.table.resolve("strata stats columns --db DIR --table TABLE")?;
     let db = Database::open_existing(&root)?;
     let location = match args.partition {
         Some(date) => TableLocation::Partition(date, table_name.clone()),

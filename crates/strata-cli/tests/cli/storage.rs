@@ -62,37 +62,16 @@ fn import_ls_stats_compress_export_round_trip() {
     assert!(plain.contains("none"), "{plain}");
 
     let csv_out = dir.path().join("out.csv");
-    ok(&[
-        "export",
-        "--db",
-        db,
-        "--table",
-        "trade",
-        "--partition",
-        "2025.01.02",
-        "--format",
-        "csv",
-        "--out",
-        csv_out.to_str().unwrap(),
-    ]);
+    let export = |out: &Path| {
+        ok(&["export", "--db", db, "--table", "trade", "--partition", "2025.01.02", "--out", out.to_str().unwrap()])
+    };
+    export(&csv_out);
     let exported = std::fs::read_to_string(&csv_out).unwrap();
     assert_eq!(exported.lines().count(), 5001);
     assert!(exported.lines().nth(1).unwrap().contains("AAPL"), "sorted by sym: {}", exported.lines().nth(1).unwrap());
 
     let parquet = dir.path().join("out.parquet");
-    ok(&[
-        "export",
-        "--db",
-        db,
-        "--table",
-        "trade",
-        "--partition",
-        "2025.01.02",
-        "--format",
-        "parquet",
-        "--out",
-        parquet.to_str().unwrap(),
-    ]);
+    export(&parquet);
     let again = ok(&["import", parquet.to_str().unwrap(), "--db", db, "--table", "copy"]);
     assert!(again.contains("imported 5000 rows x 6 columns"), "{again}");
 }
