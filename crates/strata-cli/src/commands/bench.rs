@@ -13,37 +13,58 @@ use super::CliResult;
 pub enum BenchCommand {
     /// Ratio, compress and decompress MB/s per codec spec on built-in tick-shaped
     /// columns, single- and multi-threaded.
+    #[command(
+        after_help = "Examples:\n  strata bench codecs\n  strata bench codecs --rows 4000000 --specs zstd:1,lz4hc:9,pco:8 --threads 1,2"
+    )]
     Codecs(CodecsArgs),
     /// Whole-table writes of the built-in trade table per spec, on one thread and on
     /// every core.
+    #[command(after_help = "Examples:\n  strata bench write --rows 4000000")]
     Write(WriteArgs),
     /// Compression per column and spec on TAQ data or a database table: size, write
     /// and read time ratios (cold and warm), auto's choices and tier recommendations.
+    #[command(
+        after_help = "Examples:\n  strata bench zip                                   # built-in TAQ day\n  strata bench zip --db hdb --table quote --partition 2025.01.02"
+    )]
     Zip(super::bench_zip::ZipArgs),
     /// zipPerf's grid: lbs 12..20 x algorithm x level on a data shape or a column.
+    #[command(
+        after_help = "Examples:\n  strata bench zipgrid --shape sorted\n  strata bench zipgrid --db hdb --table quote --column bid --partition 2025.01.02"
+    )]
     Zipgrid(super::bench_zip::ZipgridArgs),
     /// KX Nano's storage tests through Strata's storage calls on one or more
     /// directories with N worker processes, and `compare` for result sets side by side.
+    #[command(
+        after_help = "Examples:\n  strata bench io /mnt/nvme /mnt/nfs --procs 1,2 --scale small\n  strata bench io /tmp --scale tiny"
+    )]
     Io(super::bench_io::IoArgs),
     /// Tickerplant profiling (as KX's white paper): tplog, tppub, rdbrecv, rdbupd,
     /// feed-to-RDB latency and CPU by rows per update, row width, publish mode and
     /// subscribers.
+    #[command(after_help = "Examples:\n  strata bench tick --seconds 3")]
     Tick(super::bench_tick::TickArgs),
     /// An analyst's TAQ queries on Strata (in process, over IPC, as `strata sql`)
     /// against DuckDB and Polars with the day in memory, alternated in one run.
+    #[command(
+        after_help = "Examples:\n  STRATA_PYTHON=~/.cache/strata/venv/bin/python strata bench query\n  STRATA_PYTHON=python3 strata bench query --quotes 1000000 --trades 50000 --syms 1000"
+    )]
     Query(super::bench_query::QueryArgs),
     /// A table read into pyarrow, polars and pandas from Strata (the Python
     /// package), from Parquet and from a DuckDB file, against a memory copy.
+    #[command(after_help = "Examples:\n  STRATA_PYTHON=python3 strata bench read --rows 1000000")]
     Read(super::bench_read::ReadArgs),
     /// A result written as CSV, JSON and Parquet by `strata sql` and by DuckDB's
     /// COPY, with the process start shown apart.
+    #[command(after_help = "Examples:\n  STRATA_PYTHON=python3 strata bench output")]
     Output(super::bench_read::OutputArgs),
     /// Open and query cost as a database grows to thousands of date partitions:
     /// in process, as `strata sql` processes and through an HDB.
+    #[command(after_help = "Examples:\n  strata bench scale --sizes 1,100,1000")]
     Scale(super::bench_scale::ScaleArgs),
     /// Kill -9 under a sync feed: a tickerplant, an RDB and an HDB killed at random
     /// (also during end of day) and restarted; every acknowledged row must be stored
     /// exactly once.
+    #[command(after_help = "Examples:\n  strata bench chaos --minutes 10")]
     Chaos(super::bench_chaos::ChaosArgs),
 }
 

@@ -53,6 +53,9 @@ pub struct IoArgs {
 enum IoCommand {
     /// Put result sets (throughput PSVs or result directories) side by side with
     /// ratio columns, geometric means and maxima, split as the KX file-system study.
+    #[command(
+        after_help = "Examples:\n  strata bench io compare strata-reports/io-1127_040000 strata-reports/io-1127_043000\n  strata bench io compare nvme/throughput_total.psv nfs/throughput_total.psv"
+    )]
     Compare(CompareArgs),
     /// One worker process (started by `strata bench io`, not by hand).
     #[command(hide = true)]

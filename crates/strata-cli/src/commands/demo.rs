@@ -53,6 +53,9 @@ pub struct DemoArgs {
 pub enum DemoKind {
     /// Write a built-in tick-shaped table with several compression specs and print
     /// what each costs on disk and to write.
+    #[command(
+        after_help = "Examples:\n  strata demo storage\n  strata demo storage --rows 1000000 --db /tmp/specs --replace"
+    )]
     Storage(StorageArgs),
 }
 

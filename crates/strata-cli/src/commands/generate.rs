@@ -17,6 +17,9 @@ pub enum GenCommand {
     /// One day of NYSE-TAQ-shaped `quote` (23 columns) and `trade` (15 columns) plus
     /// their normalised `quoteNorm` and `tradeNorm`, sorted by symbol then time with
     /// the parted attribute on the symbol.
+    #[command(
+        after_help = "Examples:\n  strata gen taq --db taq\n  strata gen taq --db taq --quotes 5000000 --trades 250000 --syms 2000 --parquet taq-parquet"
+    )]
     Taq(TaqArgs),
 }
 

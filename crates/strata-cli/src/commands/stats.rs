@@ -29,6 +29,9 @@ pub enum StatsCommand {
     /// Per column: type, raw bytes, distinct values, value changes and entropy (the
     /// TAQ case study's column table); `quote` and `trade` are shown beside the real
     /// day the TAQ generator is calibrated to.
+    #[command(
+        after_help = "Examples:\n  strata stats columns --db hdb --table quote --partition 2025.01.02 --out reports"
+    )]
     Columns(ColumnsArgs),
 }
 

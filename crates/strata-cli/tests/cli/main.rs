@@ -8,6 +8,7 @@ mod chaos;
 mod common;
 mod damage;
 mod eod;
+mod help;
 mod integrity;
 mod schema;
 mod sql;
