@@ -161,6 +161,10 @@ impl Engine {
             .with_batch_size(options.batch_rows.max(1))
             .with_information_schema(true);
         config.options_mut().sql_parser.enable_ident_normalization = false;
+        // Tables are stored sorted (by symbol, then time, as kdb+ keeps them): a
+        // window or join over that order merges the scan's sorted partitions
+        // instead of sorting every row again.
+        config.options_mut().optimizer.prefer_existing_sort = true;
         let mut runtime_env = RuntimeEnvBuilder::new();
         if let Some(limit) = options.memory_limit {
             // A limit is a limit: no spilling to temporary files past it.

@@ -17,7 +17,7 @@
 //! Each rewritten expression keeps its name, so result columns are named as
 //! written.
 
-use arrow_schema::{DataType, TimeUnit};
+use arrow_schema::DataType;
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::common::{DFSchema, Result, ScalarValue};
@@ -28,7 +28,7 @@ use datafusion::logical_expr::{Expr, ExprSchemable, LogicalPlan, WindowFrameUnit
 use datafusion::optimizer::AnalyzerRule;
 
 use super::planner::meeting;
-use super::timespan::{TIMESPAN, TimeOfDay, as_timespan, is_timespan, timestamp_to_the_minute};
+use super::timespan::{TIMESPAN, TimeOfDay, TimespanOrder, as_timespan, is_timespan, timestamp_to_the_minute};
 
 /// The rule (see the module documentation).
 #[derive(Debug, Default)]
@@ -153,7 +153,6 @@ fn ranged_by_timestamp(mut window: WindowFunction, schema: &DFSchema) -> Result<
         return Ok(Transformed::no(Expr::WindowFunction(Box::new(window))));
     }
     let first = &mut window.params.order_by[0];
-    let nanos = cast(cast(first.expr.clone(), TIMESPAN), DataType::Int64);
-    first.expr = cast(nanos, DataType::Timestamp(TimeUnit::Nanosecond, None));
+    first.expr = TimespanOrder::call(cast(first.expr.clone(), TIMESPAN));
     Ok(Transformed::yes(Expr::WindowFunction(Box::new(window))))
 }

@@ -10,10 +10,11 @@ use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::DurationNanosecondType;
-use arrow_array::{Array, ArrayRef, Time64NanosecondArray};
+use arrow_array::{Array, ArrayRef, Time64NanosecondArray, TimestampNanosecondArray};
 use arrow_schema::{DataType, IntervalUnit, TimeUnit};
 use datafusion::arrow::compute::kernels::cast_utils::parse_interval_month_day_nano;
 use datafusion::common::{Result, ScalarValue, exec_err, plan_err};
+use datafusion::logical_expr::sort_properties::ExprProperties;
 use datafusion::logical_expr::{
     ColumnarValue, Expr, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility, cast as cast_expr, lit,
 };
@@ -206,6 +207,62 @@ impl ScalarUDFImpl for TimeOfDay {
         } else {
             ColumnarValue::Array(times)
         })
+    }
+}
+
+/// `timespan_as_timestamp(t)`: a timespan as a timestamp of as many nanoseconds
+/// since the epoch, what a window ordered by a timespan with a `RANGE` frame is
+/// ordered by (DataFusion runs interval frames over timestamps, not durations).
+/// Arrow has no such cast, and a chain of casts through `BIGINT` would hide from
+/// the optimizer that the order is the timespan's, so a table already sorted by
+/// time would be sorted again; this function says it keeps the order.
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub struct TimespanOrder {
+    signature: Signature,
+}
+
+impl TimespanOrder {
+    /// `expr` (a timespan) as a timestamp with the same order.
+    pub fn call(expr: Expr) -> Expr {
+        let udf = ScalarUDF::new_from_impl(TimespanOrder {
+            signature: Signature::exact(vec![TIMESPAN], Volatility::Immutable),
+        });
+        Arc::new(udf).call(vec![expr])
+    }
+}
+
+impl ScalarUDFImpl for TimespanOrder {
+    fn name(&self) -> &str {
+        "timespan_as_timestamp"
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, _args: &[DataType]) -> Result<DataType> {
+        Ok(DataType::Timestamp(TimeUnit::Nanosecond, None))
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        let scalar = matches!(args.args[0], ColumnarValue::Scalar(_));
+        let spans = args.args[0].to_array(args.number_rows)?;
+        let spans = spans.as_primitive::<DurationNanosecondType>();
+        let stamps: ArrayRef = Arc::new(TimestampNanosecondArray::new(spans.values().clone(), spans.nulls().cloned()));
+        Ok(if scalar {
+            ColumnarValue::Scalar(ScalarValue::try_from_array(&stamps, 0)?)
+        } else {
+            ColumnarValue::Array(stamps)
+        })
+    }
+
+    /// Nanoseconds stay nanoseconds: the same order, one to one.
+    fn preserves_lex_ordering(&self, _inputs: &[ExprProperties]) -> Result<bool> {
+        Ok(true)
+    }
+
+    fn strictly_order_preserving(&self, _inputs: &[ExprProperties]) -> Result<bool> {
+        Ok(true)
     }
 }
 

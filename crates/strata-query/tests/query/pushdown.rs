@@ -125,6 +125,41 @@ fn the_declared_order_spares_sorts() {
     assert!(plan.contains("SortExec"), "{plan}");
 }
 
+/// Windows per symbol in time order, over a table stored sorted by symbol and
+/// time, read it in that order instead of sorting it: with a timestamp time, and
+/// with a timespan time (whose RANGE frames run over it as a timestamp). A window
+/// in another order still sorts, so the check can fail.
+#[test]
+fn windows_in_the_stored_order_spare_sorts() {
+    let (dir, q1, _) = setup("none");
+    let day: strata_store::Date = DAY.parse().unwrap();
+    let spans: Vec<i64> = q1.time.iter().map(|t| t - day.start_nanos()).collect();
+    let table = strata_store::Table::new(vec![
+        ("sym".into(), strata_store::Column::from_symbols(&q1.sym)),
+        ("time".into(), strata_store::Column::from_values(strata_store::ColumnType::Timespan, spans).unwrap()),
+        ("bid".into(), strata_store::Column::from_values(strata_store::ColumnType::Float, q1.bid.clone()).unwrap()),
+    ])
+    .unwrap();
+    write(dir.path(), DAY, "spanq", &table, &sorted_write("none"));
+    let engine = Engine::open(dir.path()).unwrap();
+    let iso_day = DAY.replace('.', "-");
+    for table in ["quote", "spanq"] {
+        for window in [
+            "lag(bid) OVER (PARTITION BY sym ORDER BY time)",
+            "sum(bid) OVER (PARTITION BY sym ORDER BY time ROWS UNBOUNDED PRECEDING)",
+            "avg(bid) OVER (PARTITION BY sym ORDER BY time RANGE BETWEEN INTERVAL '1 minute' PRECEDING AND CURRENT ROW)",
+        ] {
+            let sql = format!("SELECT sym, time, {window} AS w FROM {table} WHERE date = '{iso_day}'");
+            let plan = engine.explain(&sql).unwrap();
+            assert!(!plan.contains("SortExec"), "{sql}: {plan}");
+        }
+        let sql = format!(
+            "SELECT sym, lag(bid) OVER (PARTITION BY sym ORDER BY bid) AS w FROM {table} WHERE date = '{iso_day}'"
+        );
+        assert!(engine.explain(&sql).unwrap().contains("SortExec"), "{sql}");
+    }
+}
+
 #[test]
 fn a_sorted_column_is_cut_by_binary_search() {
     let dir = tempfile::tempdir().unwrap();
