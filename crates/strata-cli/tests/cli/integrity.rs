@@ -116,19 +116,7 @@ fn a_damaged_order_file_is_an_error_on_export_and_sql() {
     let db_str = db.to_str().unwrap();
     let table = db.join(DAY).join("trade");
     let out = dir.path().join("out.csv");
-    let export = [
-        "export",
-        "--db",
-        db_str,
-        "--table",
-        "trade",
-        "--partition",
-        DAY,
-        "--format",
-        "csv",
-        "--out",
-        out.to_str().unwrap(),
-    ];
+    let export = ["export", "--db", db_str, "--table", "trade", "--partition", DAY, "--out", out.to_str().unwrap()];
     for (order, expected) in
         [("time\nsym\nex\nprice\n", "column file size is not listed in .d"), ("", ".d lists no column")]
     {

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::DurationNanosecondType;
-use arrow_array::{Array, ArrayRef, Time64NanosecondArray, TimestampNanosecondArray};
+use arrow_array::{Array, ArrayRef, PrimitiveArray, Time64NanosecondArray, TimestampNanosecondArray};
 use arrow_schema::{DataType, IntervalUnit, TimeUnit};
 use datafusion::arrow::compute::kernels::cast_utils::parse_interval_month_day_nano;
 use datafusion::common::{Result, ScalarValue, exec_err, plan_err};
@@ -154,6 +154,20 @@ pub fn meets_timespan(t: &DataType) -> bool {
     cast_column(Expr::Literal(ScalarValue::Null, None), t).is_some()
 }
 
+/// Runs `f` on a one-argument function's timespans, as an array, and gives back
+/// its answer as a scalar when the argument was one.
+fn map_timespans(
+    args: &ScalarFunctionArgs,
+    f: impl FnOnce(&PrimitiveArray<DurationNanosecondType>) -> Result<ArrayRef>,
+) -> Result<ColumnarValue> {
+    let spans = args.args[0].to_array(args.number_rows)?;
+    let answer = f(spans.as_primitive::<DurationNanosecondType>())?;
+    Ok(match args.args[0] {
+        ColumnarValue::Scalar(_) => ColumnarValue::Scalar(ScalarValue::try_from_array(&answer, 0)?),
+        ColumnarValue::Array(_) => ColumnarValue::Array(answer),
+    })
+}
+
 /// `timespan_as_time(t)`: a timespan as a `TIME` (nanoseconds), what
 /// `CAST(t AS TIME)` runs. A timespan outside `00:00` to `24:00` is an error, not a
 /// wrapped or invented time.
@@ -191,21 +205,15 @@ impl ScalarUDFImpl for TimeOfDay {
     }
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        let scalar = matches!(args.args[0], ColumnarValue::Scalar(_));
-        let spans = args.args[0].to_array(args.number_rows)?;
-        let spans = spans.as_primitive::<DurationNanosecondType>();
-        if let Some(bad) = spans.iter().flatten().find(|n| !(0..DAY_NANOS).contains(n)) {
-            return exec_err!(
-                "timespan {} is not a time of day (TIME holds 00:00:00 to 23:59:59.999999999); cast it to INTERVAL \
-                 instead",
-                crate::output::timespan_text(bad)
-            );
-        }
-        let times: ArrayRef = Arc::new(Time64NanosecondArray::new(spans.values().clone(), spans.nulls().cloned()));
-        Ok(if scalar {
-            ColumnarValue::Scalar(ScalarValue::try_from_array(&times, 0)?)
-        } else {
-            ColumnarValue::Array(times)
+        map_timespans(&args, |spans| {
+            if let Some(bad) = spans.iter().flatten().find(|n| !(0..DAY_NANOS).contains(n)) {
+                return exec_err!(
+                    "timespan {} is not a time of day (TIME holds 00:00:00 to 23:59:59.999999999); cast it to \
+                     INTERVAL instead",
+                    crate::output::timespan_text(bad)
+                );
+            }
+            Ok(Arc::new(Time64NanosecondArray::new(spans.values().clone(), spans.nulls().cloned())))
         })
     }
 }
@@ -245,14 +253,8 @@ impl ScalarUDFImpl for TimespanOrder {
     }
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        let scalar = matches!(args.args[0], ColumnarValue::Scalar(_));
-        let spans = args.args[0].to_array(args.number_rows)?;
-        let spans = spans.as_primitive::<DurationNanosecondType>();
-        let stamps: ArrayRef = Arc::new(TimestampNanosecondArray::new(spans.values().clone(), spans.nulls().cloned()));
-        Ok(if scalar {
-            ColumnarValue::Scalar(ScalarValue::try_from_array(&stamps, 0)?)
-        } else {
-            ColumnarValue::Array(stamps)
+        map_timespans(&args, |spans| {
+            Ok(Arc::new(TimestampNanosecondArray::new(spans.values().clone(), spans.nulls().cloned())))
         })
     }
 
