@@ -8,6 +8,26 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+/// `--db DIR`, for commands that work on a whole database (`ls`, `verify`), with
+/// the old spelling `DIR` as a plain argument.
+#[derive(Args)]
+pub(super) struct DatabaseArgs {
+    /// Database root.
+    #[arg(long, value_name = "DIR")]
+    db: Option<PathBuf>,
+    /// The database as a plain argument (`DIR`, deprecated).
+    #[arg(hide = true)]
+    old: Option<String>,
+}
+
+impl DatabaseArgs {
+    /// The database root from whichever spelling was used; `usage` is the new
+    /// spelling, shown in the note and in the error.
+    pub(super) fn resolve(&self, usage: &str) -> Result<PathBuf, String> {
+        database(self.db.clone(), &mut self.old.iter().cloned().collect(), usage)
+    }
+}
+
 /// `--db DIR --table TABLE`, for commands that work on one table (`export`,
 /// `stats columns`), with the old spelling `DIR TABLE` as plain arguments.
 #[derive(Args)]

@@ -14,12 +14,8 @@ use crate::output::human_bytes;
 /// Arguments of `strata ls`.
 #[derive(Args)]
 pub struct LsArgs {
-    /// Database root.
-    #[arg(long, value_name = "DIR")]
-    db: Option<PathBuf>,
-    /// The database as a plain argument (`strata ls DIR`, deprecated).
-    #[arg(hide = true)]
-    old_db: Option<String>,
+    #[command(flatten)]
+    database: database_arg::DatabaseArgs,
 }
 
 /// One table directory to list: where it is and what `ls` says of it.
@@ -34,8 +30,7 @@ struct Listed {
 
 /// Runs `strata ls`.
 pub fn run(args: LsArgs) -> CliResult {
-    let mut positional: Vec<String> = args.old_db.into_iter().collect();
-    let db = Database::open_existing(&database_arg::database(args.db, &mut positional, "strata ls --db DIR")?)?;
+    let db = Database::open_existing(&args.database.resolve("strata ls --db DIR")?)?;
     let mut listed: Vec<Listed> = db
         .tables(None)?
         .into_iter()

@@ -2,7 +2,6 @@
 //! (or of one partition or table) and prints what is damaged, where, and what can
 //! be rebuilt. Exits non-zero when anything is damaged.
 
-use std::path::PathBuf;
 use std::time::Instant;
 
 use clap::Args;
@@ -15,12 +14,8 @@ use crate::output::human_bytes;
 /// Arguments of `strata verify`.
 #[derive(Args)]
 pub struct VerifyArgs {
-    /// Database root.
-    #[arg(long, value_name = "DIR")]
-    db: Option<PathBuf>,
-    /// The database as a plain argument (`strata verify DIR`, deprecated).
-    #[arg(hide = true)]
-    old_db: Option<String>,
+    #[command(flatten)]
+    database: database_arg::DatabaseArgs,
     /// Only this date partition (YYYY.MM.DD).
     #[arg(long)]
     partition: Option<Date>,
@@ -31,8 +26,7 @@ pub struct VerifyArgs {
 
 /// Runs `strata verify`.
 pub fn run(args: VerifyArgs) -> CliResult {
-    let mut positional: Vec<String> = args.old_db.into_iter().collect();
-    let root = database_arg::database(args.db, &mut positional, "strata verify --db DIR")?;
+    let root = args.database.resolve("strata verify --db DIR")?;
     let db = Database::open_existing(&root)?;
     let started = Instant::now();
     let report = verify_database(&db, &VerifyScope { partition: args.partition, table: args.table })?;
