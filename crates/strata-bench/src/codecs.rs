@@ -14,7 +14,7 @@ mod summary;
 use strata_codec::{CodecError, CompressionSpec};
 
 use crate::data::{self, DEFAULT_SEED, SampleColumn};
-use crate::report::{Cell, Column, Report, ScatterChart, Table};
+use crate::report::{Caveat, Cell, Column, Goal, Report, ScatterChart, Table};
 
 /// The specs measured by default, in the order they are reported: kdb+'s codecs at
 /// common levels, pcodec, and Strata's filter chains.
@@ -249,7 +249,7 @@ fn build_report(
             Column::number("decompress_MBps", 1).higher_is_better(),
         ],
     );
-    for m in measurements {
+    for (row, m) in measurements.iter().enumerate() {
         results.push_row(vec![
             m.column.into(),
             m.spec.to_string().into(),
@@ -258,8 +258,26 @@ fn build_report(
             m.figures.compress_mbps.into(),
             m.figures.decompress_mbps.into(),
         ]);
+        let Some(column) = columns.iter().find(|c| c.name == m.column) else { continue };
+        let blocks = column.bytes.len().div_ceil(m.spec.block_bytes());
+        for (at, mbps) in [(4, m.figures.compress_mbps), (5, m.figures.decompress_mbps)] {
+            // The throughput's timing, back from bytes over MB/s.
+            if let Some(caveat) = Caveat::for_timing(column.bytes.len() as f64 / (mbps * 1e6)) {
+                results.flag(row, at, caveat);
+            } else if m.threads > blocks {
+                results.flag(row, at, Caveat::SmallData(STARVED.into()));
+            }
+        }
     }
-    let results = results.with_heat_groups("column").expect("the results table has a column named column");
+    if results.flags.values().any(|c| *c == Caveat::SmallData(STARVED.into())) {
+        report.push_warning(format!(
+            "Too little data for the thread counts: some columns hold fewer blocks than threads, so threads \
+             sit idle and those speeds understate a larger column's (marked in the results). Give more \
+             --rows: {} rows make a block of 8-byte values.",
+            (1usize << strata_codec::DEFAULT_LBS) / 8
+        ));
+    }
+    let results = results.in_appendix();
 
     let baseline_threads = threads[0];
     let summary = summary::table(measurements, baseline_threads);
@@ -277,6 +295,8 @@ fn build_report(
             .expect("the results table has these columns")
             .with_log_x()
             .with_log_y()
+            .with_series(spec_family)
+            .with_front_labels(Goal::Higher, Goal::Higher)
         })
         .collect();
 
@@ -286,6 +306,19 @@ fn build_report(
         report.push_chart(chart);
     }
     report
+}
+
+/// Why a multi-thread figure of a column with fewer blocks than threads is flagged.
+const STARVED: &str = "fewer blocks than threads: some threads had no work";
+
+/// The series a codec spec's point belongs to in charts: its codec (`zstd` for
+/// `delta+zstd:1`), or `auto`; the text itself if it is not a spec.
+pub(crate) fn spec_family(spec: &str) -> String {
+    match spec.parse::<CompressionSpec>() {
+        Ok(s) if s.is_auto() => "auto".to_string(),
+        Ok(s) => s.algorithm.name().to_string(),
+        Err(_) => spec.to_string(),
+    }
 }
 
 #[cfg(test)]

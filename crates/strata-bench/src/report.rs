@@ -22,13 +22,20 @@
 //! assert!(report.to_html().contains("<svg"));
 //! ```
 
+mod caveat;
+mod chart;
 mod csv;
+mod heat;
 mod html;
 mod svg;
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
+
+pub use caveat::{Caveat, format_seconds, timer_resolution};
+pub use chart::{Goal, Labels, Point, ScatterChart, pareto_front};
 
 /// One value in a table.
 #[derive(Clone, Debug, PartialEq)]
@@ -146,19 +153,32 @@ pub struct Table {
     pub columns: Vec<Column>,
     /// The rows; each has exactly one cell per column.
     pub rows: Vec<Vec<Cell>>,
-    /// If set, heat-map colours compare a row only with rows that have the same
-    /// value in this column (say, one data column's codecs with each other).
-    pub heat_group: Option<usize>,
-    /// If true, heat-map colours compare the cells of each row with each other
-    /// instead of each column's cells (a matrix of data columns by codecs, as the
-    /// TAQ case study colours its tables).
-    pub heat_by_row: bool,
+    /// If true, every heat-map cell of the table is the same metric (a matrix of
+    /// data columns by codecs, say) and one colour scale covers them all; otherwise
+    /// each heat-map column is its own metric, scaled over all its rows.
+    pub heat_one_scale: bool,
+    /// If true, the table is the full results, for look-ups and tools: the HTML
+    /// page shows it folded, after everything else.
+    pub appendix: bool,
+    /// Cells not to trust, by (row, column): marked, left uncoloured and counted
+    /// in a warning above the table.
+    pub flags: BTreeMap<(usize, usize), Caveat>,
+    /// Warnings about the whole table, shown above it.
+    pub warnings: Vec<String>,
 }
 
 impl Table {
     /// An empty table with the given columns.
     pub fn new(title: impl Into<String>, columns: Vec<Column>) -> Table {
-        Table { title: title.into(), columns, rows: Vec::new(), heat_group: None, heat_by_row: false }
+        Table {
+            title: title.into(),
+            columns,
+            rows: Vec::new(),
+            heat_one_scale: false,
+            appendix: false,
+            flags: BTreeMap::new(),
+            warnings: Vec::new(),
+        }
     }
 
     /// Appends a row.
@@ -171,16 +191,49 @@ impl Table {
         self.rows.push(row);
     }
 
-    /// Colours heat-map columns within groups of rows sharing a value in `column`.
-    pub fn with_heat_groups(mut self, column: &str) -> Result<Table, ReportError> {
-        self.heat_group = Some(self.require_column(column)?);
-        Ok(self)
+    /// Colours all heat-map cells on one scale (see [`Table::heat_one_scale`]).
+    pub fn with_one_heat_scale(mut self) -> Table {
+        self.heat_one_scale = true;
+        self
     }
 
-    /// Colours each row's heat-map cells against each other (see [`Table::heat_by_row`]).
-    pub fn with_heat_by_row(mut self) -> Table {
-        self.heat_by_row = true;
+    /// Marks the table as the full results (see [`Table::appendix`]).
+    pub fn in_appendix(mut self) -> Table {
+        self.appendix = true;
         self
+    }
+
+    /// Marks the cell at `row`, `column` as not to be trusted, for `caveat`'s
+    /// reason (a later caveat for the same cell replaces an earlier one).
+    ///
+    /// # Panics
+    /// If there is no such cell: a bug in the benchmark building the table.
+    pub fn flag(&mut self, row: usize, column: usize, caveat: Caveat) {
+        assert!(
+            row < self.rows.len() && column < self.columns.len(),
+            "table '{}': no cell ({row}, {column}) to flag",
+            self.title
+        );
+        self.flags.insert((row, column), caveat);
+    }
+
+    /// Adds a warning about the whole table.
+    pub fn warn(&mut self, text: impl Into<String>) {
+        self.warnings.push(text.into());
+    }
+
+    /// Each distinct caveat summary of the flagged cells with how many cells it
+    /// covers, in order of first appearance (by row, then column).
+    pub fn flag_summaries(&self) -> Vec<(String, usize)> {
+        let mut counts: Vec<(String, usize)> = Vec::new();
+        for caveat in self.flags.values() {
+            let summary = caveat.summary();
+            match counts.iter_mut().find(|(s, _)| *s == summary) {
+                Some((_, n)) => *n += 1,
+                None => counts.push((summary, 1)),
+            }
+        }
+        counts
     }
 
     /// The position of the column called `name`.
@@ -214,7 +267,10 @@ impl Table {
         table.set_content_arrangement(comfy_table::ContentArrangement::Dynamic);
         table.set_header(self.columns.iter().map(|c| c.name.as_str()));
         for row in 0..self.rows.len() {
-            table.add_row((0..self.columns.len()).map(|c| self.display_cell(row, c)));
+            table.add_row((0..self.columns.len()).map(|c| {
+                let text = self.display_cell(row, c);
+                if self.flags.contains_key(&(row, c)) { format!("{text}*") } else { text }
+            }));
         }
         for (i, column) in self.columns.iter().enumerate() {
             if column.numeric
@@ -223,7 +279,15 @@ impl Table {
                 c.set_cell_alignment(comfy_table::CellAlignment::Right);
             }
         }
-        format!("{}\n{table}", self.title)
+        let mut out = format!("{}\n", self.title);
+        for warning in &self.warnings {
+            out.push_str(&format!("warning: {warning}\n"));
+        }
+        out.push_str(&table.to_string());
+        for (summary, count) in self.flag_summaries() {
+            out.push_str(&format!("\n* {count} cell{} marked: {summary}", if count == 1 { "" } else { "s" }));
+        }
+        out
     }
 
     /// The table as RFC 4180 CSV: a header line, then one line per row. Numbers keep
@@ -238,98 +302,14 @@ impl Table {
     }
 }
 
-/// One labelled point of a [`ScatterChart`].
-#[derive(Clone, Debug, PartialEq)]
-pub struct Point {
-    /// Horizontal position, in the x column's units.
-    pub x: f64,
-    /// Vertical position, in the y column's units.
-    pub y: f64,
-    /// Text drawn beside the point.
-    pub label: String,
-}
-
-/// A scatter chart of labelled points, drawn as inline SVG in HTML reports.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ScatterChart {
-    /// Shown above the chart.
-    pub title: String,
-    /// The horizontal axis's caption.
-    pub x_label: String,
-    /// The vertical axis's caption.
-    pub y_label: String,
-    /// Logarithmic horizontal axis (for throughputs spanning decades).
-    pub log_x: bool,
-    /// Logarithmic vertical axis.
-    pub log_y: bool,
-    /// The points.
-    pub points: Vec<Point>,
-}
-
-impl ScatterChart {
-    /// A chart of one point per row of `table`: `x` against `y`, labelled by `label`.
-    /// Rows whose x or y cell is not a finite number are left out.
-    pub fn from_table(
-        title: impl Into<String>,
-        table: &Table,
-        x: &str,
-        y: &str,
-        label: &str,
-    ) -> Result<ScatterChart, ReportError> {
-        ScatterChart::from_table_where(title, table, x, y, label, |_| true)
-    }
-
-    /// Like [`ScatterChart::from_table`], keeping only rows for which `keep` is true.
-    pub fn from_table_where(
-        title: impl Into<String>,
-        table: &Table,
-        x: &str,
-        y: &str,
-        label: &str,
-        mut keep: impl FnMut(&[Cell]) -> bool,
-    ) -> Result<ScatterChart, ReportError> {
-        let (xi, yi, li) = (table.require_column(x)?, table.require_column(y)?, table.require_column(label)?);
-        let points = (0..table.rows.len())
-            .filter(|r| keep(&table.rows[*r]))
-            .filter_map(|r| {
-                let x = table.rows[r][xi].as_number()?;
-                let y = table.rows[r][yi].as_number()?;
-                (x.is_finite() && y.is_finite()).then(|| Point { x, y, label: table.display_cell(r, li) })
-            })
-            .collect();
-        Ok(ScatterChart {
-            title: title.into(),
-            x_label: x.to_string(),
-            y_label: y.to_string(),
-            log_x: false,
-            log_y: false,
-            points,
-        })
-    }
-
-    /// Makes the horizontal axis logarithmic.
-    pub fn with_log_x(mut self) -> ScatterChart {
-        self.log_x = true;
-        self
-    }
-
-    /// Makes the vertical axis logarithmic.
-    pub fn with_log_y(mut self) -> ScatterChart {
-        self.log_y = true;
-        self
-    }
-
-    /// The chart as a standalone `<svg>` element.
-    pub fn to_svg(&self) -> String {
-        svg::scatter(self)
-    }
-}
-
 /// One part of a report, in the order it is shown.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Section {
     /// A paragraph of plain text (what was measured, on what).
     Note(String),
+    /// Something the reader must know before trusting the figures (data too small,
+    /// a clock too coarse), shown prominently.
+    Warning(String),
     /// A table.
     Table(Table),
     /// A chart (HTML only; the terminal shows its title and point count).
@@ -354,6 +334,11 @@ impl Report {
     /// Appends a paragraph of text.
     pub fn push_note(&mut self, text: impl Into<String>) {
         self.sections.push(Section::Note(text.into()));
+    }
+
+    /// Appends a warning (see [`Section::Warning`]).
+    pub fn push_warning(&mut self, text: impl Into<String>) {
+        self.sections.push(Section::Warning(text.into()));
     }
 
     /// Appends a table.
@@ -395,6 +380,7 @@ impl Report {
             out.push('\n');
             match section {
                 Section::Note(text) => out.push_str(text),
+                Section::Warning(text) => out.push_str(&format!("warning: {text}")),
                 Section::Table(table) => out.push_str(&table.to_terminal()),
                 Section::Chart(chart) => out.push_str(&format!(
                     "(chart '{}': {} points, in the HTML report)",
@@ -488,7 +474,6 @@ mod tests {
     fn unknown_columns_are_errors_naming_the_choices() {
         let err = ScatterChart::from_table("c", &sample(), "speed", "ratio", "spec").unwrap_err();
         assert_eq!(err.to_string(), "table 'codecs' has no column 'speed'; it has: spec, ratio, MBps");
-        assert!(sample().with_heat_groups("nope").is_err());
     }
 
     #[test]
@@ -515,6 +500,27 @@ mod tests {
         assert_eq!(written, vec![dir.path().join("out.csv"), dir.path().join("out-per-column-best.csv")]);
         let text = std::fs::read_to_string(&written[1]).unwrap();
         assert!(text.starts_with("spec,ratio,MBps\n"), "{text}");
+    }
+
+    #[test]
+    fn terminal_marks_flagged_cells_and_prints_warnings() {
+        let mut table = sample();
+        table.flag(0, 2, Caveat::BelowTimerResolution { seconds: 1e-8, resolution: 3e-8 });
+        table.flag(1, 2, Caveat::BelowTimerResolution { seconds: 2e-8, resolution: 3e-8 });
+        table.warn("few rows");
+        let text = table.to_terminal();
+        assert!(text.contains("488.0*") && text.contains("406.5*") && !text.contains("9000.0*"), "{text}");
+        assert!(text.starts_with("codecs\nwarning: few rows\n"), "{text}");
+        assert!(text.ends_with("* 2 cells marked: a timing behind each is below the timer's resolution (30 ns), so it counts clock ticks, not work"), "{text}");
+        let mut report = Report::new("r");
+        report.push_warning("tiny data");
+        assert!(report.to_terminal().contains("\nwarning: tiny data\n"));
+    }
+
+    #[test]
+    #[should_panic(expected = "no cell (3, 0) to flag")]
+    fn flags_outside_the_table_are_refused() {
+        sample().flag(3, 0, Caveat::SmallData("x".into()));
     }
 
     #[test]

@@ -13,7 +13,7 @@ use strata_codec::{Algorithm, CompressionSpec};
 use strata_store::column::write_column_file;
 use strata_store::{Attribute, Column, ColumnType, Durability, StoreError};
 
-use crate::report::{Cell, Column as ReportColumn, Report, Table};
+use crate::report::{Caveat, Cell, Column as ReportColumn, Goal, Report, ScatterChart, Table};
 use crate::rng::SplitMix64;
 use crate::zip::ColdCache;
 use crate::zip::measure::read_whole;
@@ -146,6 +146,9 @@ pub struct GridRow {
     pub data_type: String,
     /// Values written.
     pub data_count: u64,
+    /// Uncompressed bytes written; 0 when unknown (results saved before it was
+    /// recorded).
+    pub data_bytes: u64,
     /// Raw bytes over file bytes; NaN for algorithm 0 (not compressed).
     pub comp_factor: f64,
     /// Mean write time, ms.
@@ -222,6 +225,7 @@ pub fn run(
             lvl,
             data_type: source.name.clone(),
             data_count: column.len() as u64,
+            data_bytes: bytes.len() as u64,
             comp_factor: if alg == 0 { f64::NAN } else { bytes.len() as f64 / stored.max(1) as f64 },
             write_time: 1e3 * write_total / options.repeats as f64,
             read_time: 1e3 * read,
@@ -293,15 +297,32 @@ fn holds(row: &GridRow, c: &Constraint) -> bool {
     }
 }
 
+/// The algorithm's name for its zipPerf number (the number itself if unknown).
+fn algorithm_name(alg: u8) -> String {
+    Algorithm::from_code(alg).map_or_else(|| alg.to_string(), |a| a.name().to_string())
+}
+
+/// A configuration as a person reads it: `zstd:5@17` (algorithm, level if it has
+/// levels, `@lbs`); `none` for the uncompressed one.
+fn config_label(r: &GridRow) -> String {
+    match Algorithm::from_code(r.alg) {
+        Some(Algorithm::None) => "none".to_string(),
+        Some(a) if a.levels().start() == a.levels().end() => format!("{}@{}", a.name(), r.lbs),
+        _ => format!("{}:{}@{}", algorithm_name(r.alg), r.lvl, r.lbs),
+    }
+}
+
 fn results_table(title: &str, rows: &[&GridRow]) -> Table {
     let mut table = Table::new(
         title,
         vec![
             ReportColumn::number("lbs", 0),
             ReportColumn::number("alg", 0),
+            ReportColumn::text("algorithm"),
             ReportColumn::number("lvl", 0),
             ReportColumn::text("dataType"),
             ReportColumn::number("dataCount", 0),
+            ReportColumn::number("dataBytes", 0),
             ReportColumn::number("compFactor", 3).higher_is_better(),
             ReportColumn::number("writeTime", 3).lower_is_better(),
             ReportColumn::number("readTime", 3).lower_is_better(),
@@ -312,16 +333,37 @@ fn results_table(title: &str, rows: &[&GridRow]) -> Table {
         table.push_row(vec![
             Cell::Number(r.lbs as f64),
             Cell::Number(r.alg as f64),
+            algorithm_name(r.alg).into(),
             Cell::Number(r.lvl as f64),
             r.data_type.as_str().into(),
             Cell::Number(r.data_count as f64),
+            if r.data_bytes == 0 { Cell::Empty } else { Cell::Number(r.data_bytes as f64) },
             r.comp_factor.into(),
             r.write_time.into(),
             r.read_time.into(),
             r.test_time.into(),
         ]);
+        for (name, ms) in [("writeTime", r.write_time), ("readTime", r.read_time)] {
+            if let Some(caveat) = Caveat::for_timing(ms / 1e3) {
+                let at = table.column_index(name).expect("the results table has its time columns");
+                table.flag(table.rows.len() - 1, at, caveat);
+            }
+        }
     }
     table
+}
+
+/// The warning for block sizes the data fits in whole: such configurations
+/// compress it as one block, so they differ from each other only by noise.
+fn one_block_warning(rows: &[GridRow]) -> Option<String> {
+    let bytes = rows.iter().map(|r| r.data_bytes).max().filter(|b| *b > 0)?;
+    let lbs = rows.iter().filter(|r| r.alg != 0 && (1u64 << r.lbs) >= bytes).map(|r| r.lbs).min()?;
+    Some(format!(
+        "Too little data for the larger blocks: the data is {} KB, so at lbs {lbs} and above (blocks of \
+         {} KiB) it is one block and those configurations differ only by noise. Give a larger n.",
+        bytes / 1000,
+        (1u64 << lbs) / 1024,
+    ))
 }
 
 /// The report: all results (saved first, so its CSV reloads with [`load_csv`]),
@@ -333,10 +375,13 @@ pub fn report(rows: &[GridRow], filters: &[Constraint]) -> Report {
         "zipPerf's method: each configuration writes the data (writeTime, ms, mean of k writes), reads it \
          back once after posix_fadvise(DONTNEED) (readTime, ms) and reports raw bytes / file bytes \
          (compFactor; blank for algorithm 0). Algorithms: 0 none, 1 qipc, 2 gzip, 3 snappy, 4 lz4hc, \
-         5 zstd, 6 pco. Times are in milliseconds.",
+         5 zstd, 6 pco. Times are in milliseconds. The chart labels configurations as algorithm:level@lbs.",
     );
+    if let Some(warning) = one_block_warning(rows) {
+        report.push_warning(warning);
+    }
     let all: Vec<&GridRow> = rows.iter().collect();
-    report.push_table(results_table(GRID_TABLE, &all));
+    report.push_table(results_table(GRID_TABLE, &all).in_appendix());
     let mut summary = Table::new(
         "summary",
         vec![
@@ -368,27 +413,35 @@ pub fn report(rows: &[GridRow], filters: &[Constraint]) -> Report {
         let text: Vec<String> = filters.iter().map(|c| format!("{}{}{}", c.metric, c.op, c.value)).collect();
         report.push_table(results_table(&format!("where {}", text.join(",")), &kept));
     }
+    report.push_chart(chart(rows));
+    report
+}
+
+/// Compression factor against write time, one point per compressing
+/// configuration, coloured by algorithm, the best trade-offs labelled.
+fn chart(rows: &[GridRow]) -> ScatterChart {
     let mut points = Table::new(
         "points",
         vec![ReportColumn::text("config"), ReportColumn::number("writeTime", 3), ReportColumn::number("compFactor", 3)],
     );
     for r in rows.iter().filter(|r| r.alg != 0) {
-        points.push_row(vec![
-            format!("{} {} {}", r.lbs, r.alg, r.lvl).into(),
-            r.write_time.into(),
-            r.comp_factor.into(),
-        ]);
+        points.push_row(vec![config_label(r).into(), r.write_time.into(), r.comp_factor.into()]);
     }
-    if let Ok(chart) = crate::report::ScatterChart::from_table(
-        "compFactor vs writeTime (ms)",
+    let mut chart = ScatterChart::from_table(
+        "compression factor vs write time: the best trade-offs labelled",
         &points,
         "writeTime",
         "compFactor",
         "config",
-    ) {
-        report.push_chart(chart.with_log_x().with_log_y());
-    }
-    report
+    )
+    .expect("the points table has these columns")
+    .with_log_x()
+    .with_log_y()
+    .with_series(|label| label.split([':', '@']).next().unwrap_or_default().to_string())
+    .with_front_labels(Goal::Lower, Goal::Higher);
+    chart.x_label = "write time, ms".into();
+    chart.y_label = "compression factor (raw bytes / file bytes)".into();
+    chart
 }
 
 /// Reads results saved by an earlier run (the report's first CSV).
@@ -413,6 +466,8 @@ pub fn load_csv(path: &Path) -> Result<Vec<GridRow>, String> {
         at("readTime")?,
         at("testTime")?,
     ];
+    // Results saved before dataBytes was recorded lack it: unknown, 0.
+    let bytes_at = header.iter().position(|h| *h == "dataBytes");
     lines
         .enumerate()
         .filter(|(_, l)| !l.is_empty())
@@ -430,6 +485,10 @@ pub fn load_csv(path: &Path) -> Result<Vec<GridRow>, String> {
                 lvl: number(2)? as i32,
                 data_type: field(3)?.to_string(),
                 data_count: number(4)? as u64,
+                data_bytes: match bytes_at.and_then(|k| fields.get(k)) {
+                    Some(f) if !f.is_empty() => f.parse().map_err(|_| bad(&format!("{f:?} is not a byte count")))?,
+                    _ => 0,
+                },
                 comp_factor: number(5)?,
                 write_time: number(6)?,
                 read_time: number(7)?,
@@ -494,6 +553,80 @@ mod tests {
         let rows =
             run(&bytes, &GridOptions { lbs: vec![12], algorithms: vec![6, 3], repeats: 1 }, dir.path(), false).unwrap();
         assert_eq!(rows.len(), 1, "pco cannot store booleans: skipped");
+    }
+
+    fn row(lbs: u8, alg: u8, lvl: i32, comp_factor: f64, write_time: f64) -> GridRow {
+        GridRow {
+            lbs,
+            alg,
+            lvl,
+            data_type: "random".into(),
+            data_count: 10_000,
+            data_bytes: 80_000,
+            comp_factor,
+            write_time,
+            read_time: 1.0,
+            test_time: 2.0,
+        }
+    }
+
+    #[test]
+    fn the_chart_names_algorithms_and_labels_only_the_best_trade_offs() {
+        let rows = [
+            row(12, 0, 0, f64::NAN, 0.5),
+            row(12, 5, 1, 2.0, 1.0),
+            row(12, 5, 9, 3.0, 4.0),
+            row(17, 2, 6, 2.5, 8.0), // slower than gzip:1 and compresses less: not labelled
+            row(17, 6, 8, 4.0, 9.0),
+            row(17, 3, 0, 1.5, 0.8),
+            row(12, 2, 1, 2.6, 2.0),
+        ];
+        let report = report(&rows, &[]);
+        let chart = report.charts().next().unwrap();
+        assert_eq!(chart.series(), ["zstd", "gzip", "pco", "snappy"]);
+        let labelled: Vec<&str> =
+            chart.points.iter().zip(chart.labelled()).filter(|(_, l)| *l).map(|(p, _)| p.label.as_str()).collect();
+        assert_eq!(labelled, ["zstd:1@12", "zstd:9@12", "pco:8@17", "snappy@17", "gzip:1@12"]);
+        let svg = chart.to_svg();
+        assert!(svg.contains(r#"class="legend">gzip</text>"#) && svg.contains(r#"class="legend">pco</text>"#));
+        assert!(!svg.contains(r#"class="label">gzip:6@17</text>"#) && svg.contains("<title>gzip:6@17: 8, 2.5</title>"));
+        let table = report.table(GRID_TABLE).unwrap();
+        assert!(table.appendix);
+        assert_eq!(table.rows[3][table.column_index("algorithm").unwrap()], Cell::from("gzip"));
+    }
+
+    #[test]
+    fn data_that_fits_in_one_block_is_warned_about() {
+        let rows = [row(12, 5, 1, 2.0, 1.0), row(16, 5, 1, 2.0, 1.0), row(17, 5, 1, 2.0, 1.0), row(20, 5, 1, 2.0, 1.0)];
+        let warning = one_block_warning(&rows).unwrap();
+        assert!(warning.contains("the data is 80 KB, so at lbs 17 and above (blocks of 128 KiB)"), "{warning}");
+        let big: Vec<GridRow> = rows.iter().map(|r| GridRow { data_bytes: 1 << 21, ..r.clone() }).collect();
+        assert_eq!(one_block_warning(&big), None);
+        let unknown: Vec<GridRow> = rows.iter().map(|r| GridRow { data_bytes: 0, ..r.clone() }).collect();
+        assert_eq!(one_block_warning(&unknown), None, "results saved without dataBytes");
+    }
+
+    #[test]
+    fn timings_below_the_timer_resolution_are_marked() {
+        let table = results_table("t", &[&row(12, 5, 1, 2.0, 0.0)]);
+        let write = table.column_index("writeTime").unwrap();
+        assert!(
+            matches!(table.flags.get(&(0, write)), Some(Caveat::BelowTimerResolution { seconds, .. }) if *seconds == 0.0)
+        );
+        assert_eq!(table.flags.len(), 1, "the 1 ms read is fine");
+    }
+
+    #[test]
+    fn results_saved_without_data_bytes_still_load() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.csv");
+        std::fs::write(
+            &path,
+            "lbs,alg,lvl,dataType,dataCount,compFactor,writeTime,readTime,testTime\n17,5,1,random,10,2.5,1,2,3\n",
+        )
+        .unwrap();
+        let rows = load_csv(&path).unwrap();
+        assert_eq!((rows[0].data_bytes, rows[0].comp_factor), (0, 2.5));
     }
 
     #[test]

@@ -6,7 +6,7 @@ use super::driver::EngineRun;
 use super::strata_runs::StrataTimes;
 use super::workload::{FAMILIES, WorkloadParameters, WorkloadQuery};
 use super::{QueryBenchOptions, Timing, geomean};
-use crate::report::{Cell, Column, Report, Table};
+use crate::report::{Caveat, Cell, Column, Report, Table};
 
 /// The engines the ratios are taken against (the driver's names).
 const DUCKDB: &str = "duckdb-mem";
@@ -98,8 +98,19 @@ pub(crate) fn report(queries: &[WorkloadQuery], measured: &[Measured], setup: &S
         "Every engine holds the same day and runs each query right after the others (alternated per query); \
          times are ms to a fully materialised result. Ratios below 1: Strata faster. Load times are separate.",
     );
-    report.push_table(per_query(queries, measured));
-    report.push_table(per_family(queries, measured));
+    let small = small_day(setup.options);
+    if let Some(text) = &small {
+        report.push_warning(text.clone());
+    }
+    let mut by_query = per_query(queries, measured);
+    let mut by_family = per_family(queries, measured);
+    if small.is_some() {
+        for table in [&mut by_query, &mut by_family] {
+            table.warn("A small day (see the warning at the top): these ratios describe fixed costs per query.");
+        }
+    }
+    report.push_table(by_query);
+    report.push_table(by_family);
     report.push_table(set_up(setup));
     let mut sql = Table::new("the queries", vec![Column::text("family"), Column::text("query"), Column::text("SQL")]);
     for q in queries {
@@ -107,6 +118,23 @@ pub(crate) fn report(queries: &[WorkloadQuery], measured: &[Measured], setup: &S
     }
     report.push_table(sql);
     report
+}
+
+/// Generated days with fewer quotes than this get a warning: their queries take
+/// a few milliseconds at most, mostly each engine's fixed cost per query.
+pub(crate) const SMALL_DAY_QUOTES: usize = 1_000_000;
+
+/// The warning for a generated day too small for its ratios to describe work.
+fn small_day(options: &QueryBenchOptions) -> Option<String> {
+    let quotes = options.taq.quotes;
+    (options.db.is_none() && quotes < SMALL_DAY_QUOTES).then(|| {
+        format!(
+            "Too little data: the day has {quotes} quotes (under {SMALL_DAY_QUOTES}), so each query takes \
+             little longer than each engine's fixed cost per query (parsing, planning, starting threads, \
+             crossing into Python); the ratios describe those costs, not the work on a day of real size. \
+             Give more --quotes."
+        )
+    })
 }
 
 fn per_query(queries: &[WorkloadQuery], measured: &[Measured]) -> Table {
@@ -134,12 +162,30 @@ fn per_query(queries: &[WorkloadQuery], measured: &[Measured]) -> Table {
                 None => row.extend([Cell::Empty, Cell::Empty]),
             }
         }
+        // The timings behind each figure (ms), for marking those below the timer's
+        // resolution: the times themselves, then (after the start-up difference,
+        // not a timing) each ratio's two.
+        let mut behind: Vec<Vec<f64>> = row
+            .iter()
+            .enumerate()
+            .map(|(i, c)| if i < 3 { vec![] } else { c.as_number().into_iter().collect() })
+            .collect();
         row.push((s.process.warm_ms - s.process_query.warm_ms).into());
+        behind.push(Vec::new());
         for (_, strata, engine, cold) in RATIOS {
             row.push(m.ratio(strata(s), engine, cold).into());
+            let pick = |t: &Timing| if cold { t.cold_ms } else { t.warm_ms };
+            behind
+                .push([Some(strata(s)), m.other(engine).map(|o| &o.timing)].into_iter().flatten().map(pick).collect());
         }
         row.push(m.agree().into());
         table.push_row(row);
+        let at = table.rows.len() - 1;
+        for (column, timings) in behind.into_iter().enumerate() {
+            if let Some(caveat) = Caveat::for_timings(timings.into_iter().map(|ms| ms / 1e3)) {
+                table.flag(at, column, caveat);
+            }
+        }
     }
     table
 }

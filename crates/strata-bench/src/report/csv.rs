@@ -36,10 +36,15 @@ pub(super) fn escape(text: &str) -> String {
 }
 
 /// `dir/stem-slug.csv` for `path` = `dir/stem.ext`: where a report's second and later
-/// tables go. The slug keeps ASCII letters and digits of `title`, lower-cased, with
-/// single dashes between words.
+/// tables go (see [`slug`]).
 pub(super) fn sibling_path(path: &Path, title: &str) -> PathBuf {
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "report".to_string());
+    path.with_file_name(format!("{stem}-{}.csv", slug(title)))
+}
+
+/// The ASCII letters and digits of `title`, lower-cased, with single dashes
+/// between words: for file names and HTML anchors.
+pub(super) fn slug(title: &str) -> String {
     let mut slug = String::new();
     for ch in title.chars() {
         if ch.is_ascii_alphanumeric() {
@@ -48,8 +53,7 @@ pub(super) fn sibling_path(path: &Path, title: &str) -> PathBuf {
             slug.push('-');
         }
     }
-    let slug = slug.trim_end_matches('-');
-    path.with_file_name(format!("{stem}-{slug}.csv"))
+    slug.trim_end_matches('-').to_string()
 }
 
 #[cfg(test)]

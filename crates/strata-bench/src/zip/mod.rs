@@ -27,7 +27,7 @@ use strata_store::{Attribute, ColumnType, Durability, StoreError, Table, TableSp
 pub use cache::ColdCache;
 pub use query::{QueryShape, SymbolSlice};
 pub use seed_queries::{SEED_QUERIES_TABLE, SeedQueryDay};
-pub use tables::{AUTO_TABLE, RESULTS_TABLE, TABLE_ROW, TARGETS_TABLE};
+pub use tables::{AUTO_TABLE, RESULTS_TABLE, SMALL_TABLE_ROWS, TABLE_ROW, TARGETS_TABLE};
 
 use crate::column_stats::{ColumnStatistics, table_statistics};
 use crate::recommend::{Recommendation, recommend};

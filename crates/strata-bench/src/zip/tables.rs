@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use super::{BASELINE, ColumnResult, SEED_QUERIES_TABLE, ZipOptions, ZipResults};
 use crate::query_bench::geomean;
 use crate::recommend::Recommendation;
-use crate::report::{Cell, Column, Report, ScatterChart, Table};
+use crate::report::{Caveat, Cell, Column, Goal, Report, ScatterChart, Table};
 
 /// Title of the long table: one row per table, column (or `(table)`) and spec.
 pub const RESULTS_TABLE: &str = "zip results";
@@ -17,6 +17,32 @@ pub const AUTO_TABLE: &str = "auto choices";
 pub const TARGETS_TABLE: &str = "auto vs zstd";
 /// Row label of a table's totals in the results.
 pub const TABLE_ROW: &str = "(table)";
+/// Tables with fewer rows than this get a warning and their time figures are
+/// marked: a column of under a megabyte writes and reads in well under a
+/// millisecond, where creating files, starting threads and planning a query cost
+/// as much as the codec, so time ratios say little about the codec.
+pub const SMALL_TABLE_ROWS: u64 = 100_000;
+
+/// Each benchmarked table's row count.
+fn table_rows(results: &ZipResults) -> HashMap<&str, u64> {
+    results.statistics.iter().map(|(t, stats)| (t.as_str(), stats.first().map_or(0, |s| s.rows))).collect()
+}
+
+/// Why a small table's time figures are marked; `None` for a table large enough.
+pub(super) fn small_table(table: &str, rows: u64) -> Option<Caveat> {
+    (rows < SMALL_TABLE_ROWS).then(|| {
+        Caveat::SmallData(format!(
+            "{table} has {rows} rows (under {SMALL_TABLE_ROWS}): its times are mostly fixed costs, so time \
+             ratios say little about the codecs"
+        ))
+    })
+}
+
+/// The caveat for a figure computed from these timings (seconds) of `table`:
+/// a timing below the timer's resolution first, then a table too small.
+fn time_caveat(timings: [f64; 2], table: &str, rows: &HashMap<&str, u64>) -> Option<Caveat> {
+    Caveat::for_timings(timings).or_else(|| rows.get(table).and_then(|&n| small_table(table, n)))
+}
 
 /// One measurement summed over a table's columns.
 fn totals(rows: &[&ColumnResult], table: &str, spec: &str) -> ColumnResult {
@@ -108,27 +134,40 @@ pub(super) fn report(
         "Query-time ratios: `select from t where sym=busiest` runs on every spec's copy of each table. \
          --seed-queries adds seed 000's fourteen SQL queries on a database of the whole day per spec."
     });
-    let results_table = long_table(results);
-    report.push_table(results_table);
+    let rows = table_rows(results);
+    let mut small: Vec<(&str, u64)> =
+        rows.iter().filter(|(_, n)| **n < SMALL_TABLE_ROWS).map(|(t, n)| (*t, *n)).collect();
+    small.sort_unstable();
+    if !small.is_empty() {
+        let list: Vec<String> = small.iter().map(|(t, n)| format!("{t} has {n} rows")).collect();
+        report.push_warning(format!(
+            "Too little data for time ratios: {} (under {SMALL_TABLE_ROWS}). At this size creating files, \
+             starting threads and planning queries cost as much as compressing, so those tables' time ratios \
+             are mostly noise (marked, and left uncoloured); their sizes are still right. Give more --rows.",
+            list.join(", ")
+        ));
+    }
+    report.push_table(long_table(results, &rows));
     if let Some(targets) = targets_table(results) {
         report.push_table(targets);
     }
     for &t in &tables {
-        for (title, pick, decimals) in [
-            ("relative size %", (|r: &Ratios| r.relative_size_pct) as fn(&Ratios) -> f64, 1),
-            ("write time ratio", |r| r.write, 2),
-            ("write+fsync time ratio", |r| r.write_fsync, 2),
-            ("read time ratio, cold", |r| r.read_cold, 2),
-            ("read time ratio, warm", |r| r.read_warm, 2),
-            ("random ranges time ratio, cold", |r| r.ranges_cold, 2),
-            ("random ranges time ratio, warm", |r| r.ranges_warm, 2),
+        report.push_table(matrix(results, t, "relative size %", &Figure::Size));
+        for (title, pick, timing) in [
+            ("write time ratio", (|r: &Ratios| r.write) as fn(&Ratios) -> f64, (|r: &ColumnResult| r.write) as Timing),
+            ("write+fsync time ratio", |r| r.write_fsync, |r| r.write_fsync),
+            ("read time ratio, cold", |r| r.read_cold, |r| r.read_cold),
+            ("read time ratio, warm", |r| r.read_warm, |r| r.read_warm),
+            ("random ranges time ratio, cold", |r| r.ranges_cold, |r| r.ranges_cold),
+            ("random ranges time ratio, warm", |r| r.ranges_warm, |r| r.ranges_warm),
         ] {
-            report.push_table(matrix(results, t, &format!("{t}: {title}"), pick, decimals));
+            let small = rows.get(t).and_then(|&n| small_table(t, n));
+            report.push_table(matrix(results, t, title, &Figure::Time { pick, timing, small }));
         }
         report.push_chart(chart(results, t));
     }
     if !results.queries.is_empty() {
-        report.push_table(query_table(results));
+        report.push_table(query_table(results, &rows));
     }
     if !results.autos.is_empty() {
         let mut autos = Table::new(
@@ -197,7 +236,7 @@ fn with_totals(results: &ZipResults) -> Vec<ColumnResult> {
     rows
 }
 
-fn long_table(results: &ZipResults) -> Table {
+fn long_table(results: &ZipResults, table_rows: &HashMap<&str, u64>) -> Table {
     let mut table = Table::new(
         RESULTS_TABLE,
         vec![
@@ -221,7 +260,9 @@ fn long_table(results: &ZipResults) -> Table {
     let rows = with_totals(results);
     let bases: HashMap<(&str, &str), &ColumnResult> =
         rows.iter().filter(|r| r.spec == BASELINE).map(|r| ((r.table.as_str(), r.column.as_str()), r)).collect();
-    for r in &rows {
+    let timings: [Timing; 6] =
+        [|r| r.write, |r| r.write_fsync, |r| r.read_cold, |r| r.read_warm, |r| r.ranges_cold, |r| r.ranges_warm];
+    for (row, r) in rows.iter().enumerate() {
         let base = bases[&(r.table.as_str(), r.column.as_str())];
         let x = ratios(r, base);
         let ty = if r.column == TABLE_ROW { String::new() } else { r.ty.name().to_string() };
@@ -242,16 +283,47 @@ fn long_table(results: &ZipResults) -> Table {
             x.ranges_warm.into(),
             (1e3 * r.write).into(),
         ]);
+        // The six time ratios follow relative_size_pct.
+        let first = table.column_index("write_ratio").expect("the results table has write_ratio");
+        for (i, timing) in timings.iter().enumerate() {
+            if let Some(caveat) = time_caveat([timing(r), timing(base)], &r.table, table_rows) {
+                table.flag(row, first + i, caveat);
+            }
+        }
     }
-    table.with_heat_groups("column").expect("the results table has a column named column")
+    table.in_appendix()
+}
+
+/// One timing of a measurement, in seconds.
+type Timing = fn(&ColumnResult) -> f64;
+
+/// What a matrix shows.
+enum Figure {
+    /// Relative size: the same whatever the table's size.
+    Size,
+    /// A time ratio: `pick` from the ratios, computed from `timing`; `small` when
+    /// the table is too small for its times to mean much.
+    Time { pick: fn(&Ratios) -> f64, timing: Timing, small: Option<Caveat> },
 }
 
 /// A matrix for `table`: data columns (most entropic first, then the table's
-/// total) by specs, one figure per cell, coloured across each row.
-fn matrix(results: &ZipResults, table: &str, title: &str, pick: fn(&Ratios) -> f64, decimals: usize) -> Table {
+/// total) by specs, one figure per cell, all on one colour scale. A time matrix
+/// of a small table carries a warning instead of colours; cells whose timings
+/// are below the timer's resolution are marked.
+fn matrix(results: &ZipResults, table: &str, title: &str, figure: &Figure) -> Table {
+    let (decimals, coloured) = match figure {
+        Figure::Size => (1, true),
+        Figure::Time { small, .. } => (2, small.is_none()),
+    };
     let mut columns = vec![Column::text("column")];
-    columns.extend(results.specs.iter().map(|s| Column::number(s.as_str(), decimals).lower_is_better()));
-    let mut out = Table::new(title, columns).with_heat_by_row();
+    columns.extend(results.specs.iter().map(|s| {
+        let column = Column::number(s.as_str(), decimals);
+        if coloured { column.lower_is_better() } else { column }
+    }));
+    let mut out = Table::new(format!("{table}: {title}"), columns).with_one_heat_scale();
+    if let Figure::Time { small: Some(caveat), .. } = figure {
+        out.warn(format!("{caveat}; the colours are left off."));
+    }
     let mut order: Vec<(String, f64)> = results
         .statistics
         .iter()
@@ -265,15 +337,28 @@ fn matrix(results: &ZipResults, table: &str, title: &str, pick: fn(&Ratios) -> f
         |column: &str, spec: &str| rows.iter().find(|r| r.table == table && r.column == column && r.spec == spec);
     for column in order.iter().map(|(c, _)| c.as_str()).chain([TABLE_ROW]) {
         let mut row: Vec<Cell> = vec![column.into()];
-        for spec in &results.specs {
-            let cell = find(column, spec).and_then(|r| {
+        let mut flags = Vec::new();
+        for (i, spec) in results.specs.iter().enumerate() {
+            let pair = find(column, spec).and_then(|r| {
                 let base =
                     if column == TABLE_ROW { find(TABLE_ROW, BASELINE)? } else { *bases.get(&(table, column))? };
-                Some(pick(&ratios(r, base)))
+                Some((r, base))
+            });
+            let cell = pair.map(|(r, base)| match figure {
+                Figure::Size => ratios(r, base).relative_size_pct,
+                Figure::Time { pick, timing, .. } => {
+                    if let Some(caveat) = Caveat::for_timings([timing(r), timing(base)]) {
+                        flags.push((1 + i, caveat));
+                    }
+                    pick(&ratios(r, base))
+                }
             });
             row.push(cell.into());
         }
         out.push_row(row);
+        for (at, caveat) in flags {
+            out.flag(out.rows.len() - 1, at, caveat);
+        }
     }
     out
 }
@@ -301,13 +386,15 @@ fn chart(results: &ZipResults, table: &str) -> ScatterChart {
     )
     .expect("the points table has these columns")
     .with_log_x()
-    .with_log_y();
+    .with_log_y()
+    .with_series(crate::codecs::spec_family)
+    .with_front_labels(Goal::Lower, Goal::Higher);
     chart.x_label = "write time / uncompressed write time".into();
     chart.y_label = "raw bytes / stored bytes".into();
     chart
 }
 
-fn query_table(results: &ZipResults) -> Table {
+fn query_table(results: &ZipResults, table_rows: &HashMap<&str, u64>) -> Table {
     let mut table = Table::new(
         "query time ratios",
         vec![
@@ -330,6 +417,17 @@ fn query_table(results: &ZipResults) -> Table {
         };
         let figures = [q.cold / base.cold.max(1e-9), q.warm / base.warm.max(1e-9), 1e3 * q.cold, 1e3 * q.warm];
         table.push_row(query_row(&q.table, &q.query, &q.spec, figures));
+        // The seed set runs on the whole day: as small as its largest table.
+        let size_of = if q.table == SEED_QUERIES_TABLE {
+            table_rows.iter().max_by_key(|(_, n)| **n).map_or(q.table.as_str(), |(t, _)| *t)
+        } else {
+            q.table.as_str()
+        };
+        for (at, timings) in [(3, [q.cold, base.cold]), (4, [q.warm, base.warm])] {
+            if let Some(caveat) = time_caveat(timings, size_of, table_rows) {
+                table.flag(table.rows.len() - 1, at, caveat);
+            }
+        }
         if q.table == SEED_QUERIES_TABLE {
             match seed.iter_mut().find(|(spec, _)| *spec == q.spec) {
                 Some((_, all)) => all.push(figures),
@@ -341,7 +439,7 @@ fn query_table(results: &ZipResults) -> Table {
         let mean = |i: usize| geomean(all.iter().map(|f| f[i]));
         table.push_row(query_row(SEED_QUERIES_TABLE, SEED_GEOMEAN, spec, [mean(0), mean(1), mean(2), mean(3)]));
     }
-    table.with_heat_groups("query").expect("the query table has a column named query")
+    table
 }
 
 /// The query name of the seed set's geometric-mean rows.

@@ -3,7 +3,7 @@
 use strata_taq::{TaqConfig, generate};
 
 use super::*;
-use crate::report::Cell;
+use crate::report::{Cell, Heat, Section};
 
 fn tiny_tables() -> Vec<ZipTable> {
     let day = generate(&TaqConfig { quotes: 6_000, trades: 600, syms: 8, seed: 3, ..TaqConfig::default() });
@@ -66,6 +66,43 @@ fn every_column_and_spec_is_measured_with_ratios_against_uncompressed() {
     assert_eq!(outcome.report.charts().count(), 2);
     assert!(outcome.report.to_html().contains("hsl("), "heat-map colours");
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "scratch copies are removed");
+}
+
+#[test]
+fn small_tables_are_warned_about_and_their_time_figures_marked() {
+    let dir = tempfile::tempdir().unwrap();
+    let outcome = run(&tiny_tables(), &tiny_options(&["zstd:1"]), dir.path(), false).unwrap();
+    let report = &outcome.report;
+    let warning = report
+        .sections
+        .iter()
+        .find_map(|s| match s {
+            Section::Warning(text) => Some(text),
+            _ => None,
+        })
+        .expect("a warning about the tiny tables");
+    assert!(warning.contains("quote has 6000 rows, trade has 600 rows"), "{warning}");
+    let results = report.table(RESULTS_TABLE).unwrap();
+    assert!(results.appendix, "the long flat table goes to the end of the page");
+    let col = |name: &str| results.column_index(name).unwrap();
+    for (r, row) in results.rows.iter().enumerate() {
+        assert!(results.flags.contains_key(&(r, col("read_warm_ratio"))), "{row:?}");
+        assert!(!results.flags.contains_key(&(r, col("relative_size_pct"))), "sizes are right at any size");
+    }
+    let times = report.table("quote: write time ratio").unwrap();
+    assert!(times.warnings[0].starts_with("quote has 6000 rows"), "{:?}", times.warnings);
+    assert!(times.columns.iter().all(|c| c.heat == Heat::Off), "no colours on noise");
+    let sizes = report.table("quote: relative size %").unwrap();
+    assert!(sizes.heat_one_scale && sizes.warnings.is_empty() && sizes.columns[1].heat == Heat::LowerIsBetter);
+    let queries = report.table("query time ratios").unwrap();
+    assert_eq!(queries.flags.len(), 2 * queries.rows.len(), "cold and warm ratio of every row");
+}
+
+#[test]
+fn tables_from_the_threshold_up_are_not_small() {
+    assert!(tables::small_table("t", SMALL_TABLE_ROWS).is_none());
+    let caveat = tables::small_table("t", SMALL_TABLE_ROWS - 1).unwrap();
+    assert!(caveat.to_string().starts_with("t has 99999 rows (under 100000)"));
 }
 
 #[test]
