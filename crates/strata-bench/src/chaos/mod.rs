@@ -424,7 +424,12 @@ pub fn report(options: &ChaosOptions, outcome: &ChaosOutcome) -> Report {
             a.unreadable.len()
         )
     };
-    report.push_note(verdict);
+    // A failure is what the run is for: shown as a warning, not a paragraph.
+    if a.clean() {
+        report.push_note(verdict);
+    } else {
+        report.push_warning(verdict);
+    }
     for refusal in &outcome.refusals {
         report.push_note(format!("a refusal: {refusal}"));
     }
@@ -434,18 +439,24 @@ pub fn report(options: &ChaosOptions, outcome: &ChaosOutcome) -> Report {
     report.push_table(summary(outcome));
     report.push_table(per_process(outcome));
     let events = events(outcome);
-    if let Ok(chart) = ScatterChart::from_table(
+    let chart = ScatterChart::from_table(
         "seconds until a killed process answered again",
         &events,
-        "at s",
-        "recovered s",
-        "process",
-    ) {
-        report.push_chart(chart);
-    }
+        EVENT_AT,
+        EVENT_RECOVERED,
+        EVENT_PROCESS,
+    )
+    .expect("the events table has these columns");
+    report.push_chart(chart.with_series(str::to_string).without_labels());
     report.push_table(events);
     report
 }
+
+/// The events table's columns the chart reads (a chart naming a column the
+/// table does not have is an error, so they are named once).
+const EVENT_AT: &str = "seconds into the run";
+const EVENT_PROCESS: &str = "process";
+const EVENT_RECOVERED: &str = "seconds until it answered again";
 
 fn summary(outcome: &ChaosOutcome) -> Table {
     let a = &outcome.audit;
@@ -513,10 +524,10 @@ fn events(outcome: &ChaosOutcome) -> Table {
     let mut table = Table::new(
         "chaos: events",
         vec![
-            Column::number("seconds into the run", 1),
-            Column::text("process"),
+            Column::number(EVENT_AT, 1),
+            Column::text(EVENT_PROCESS),
             Column::text("event"),
-            Column::number("seconds until it answered again", 2),
+            Column::number(EVENT_RECOVERED, 2),
         ],
     );
     for e in &outcome.events {
@@ -528,4 +539,45 @@ fn events(outcome: &ChaosOutcome) -> Table {
         ]);
     }
     table
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outcome(lost: u64) -> ChaosOutcome {
+        let event = |at, role, recovered| ChaosEvent { at, role, what: "kill".into(), recovered_after: recovered };
+        ChaosOutcome {
+            seconds: 10.0,
+            updates: 100,
+            acknowledged: 100,
+            refused: 0,
+            unanswered: 0,
+            end_of_days: 1,
+            events: vec![
+                event(2.0, Role::Rdb, Some(0.5)),
+                event(5.0, Role::Hdb, Some(0.8)),
+                event(8.0, Role::Rdb, None),
+            ],
+            audit: Audit { lost, hdb_serves: Some(0), ..Audit::default() },
+            refusals: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_report_charts_recoveries_by_process() {
+        let options = ChaosOptions::new("strata".into(), "d".into(), Duration::from_secs(10));
+        let report = report(&options, &outcome(0));
+        let chart = report.charts().next().expect("the recovery chart");
+        assert_eq!(chart.points.len(), 2, "the kill never answered again has no point");
+        assert_eq!(chart.series(), ["rdb", "hdb"]);
+        assert!(report.to_html().contains("PASS: nothing acknowledged lost"));
+    }
+
+    #[test]
+    fn a_failed_run_is_a_warning() {
+        let options = ChaosOptions::new("strata".into(), "d".into(), Duration::from_secs(10));
+        let report = report(&options, &outcome(3));
+        assert!(report.to_html().contains("<p class=\"warning\">\u{26a0} FAIL: 3 acknowledged rows lost"));
+    }
 }

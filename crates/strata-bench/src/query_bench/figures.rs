@@ -261,3 +261,21 @@ fn other_engines(measured: &[Measured]) -> Vec<String> {
     }
     names
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+
+    #[test]
+    fn only_small_generated_days_are_warned_about() {
+        let mut options = QueryBenchOptions::new(PathBuf::from("s"), PathBuf::from("python3"), PathBuf::from("strata"));
+        assert_eq!(small_day(&options), None, "the default 5M-quote day");
+        options.taq.quotes = SMALL_DAY_QUOTES - 1;
+        let warning = small_day(&options).unwrap();
+        assert!(warning.contains("the day has 999999 quotes (under 1000000)"), "{warning}");
+        options.db = Some(PathBuf::from("hdb"));
+        assert_eq!(small_day(&options), None, "a database's size is the user's");
+    }
+}

@@ -32,6 +32,8 @@ pub enum Labels {
     /// Every point: for charts of a few points.
     #[default]
     All,
+    /// None: the legend names the series, which is all a point's label would say.
+    None,
     /// Only the points no other point of their series beats on both axes (each
     /// series' Pareto front, drawn as a line in its colour; the whole chart's
     /// front when there are no series), for charts of many points where labels
@@ -137,6 +139,12 @@ impl ScatterChart {
         self
     }
 
+    /// Draws no labels; the series' legend names the points.
+    pub fn without_labels(mut self) -> ScatterChart {
+        self.labels = Labels::None;
+        self
+    }
+
     /// The series in order of first appearance (empty names left out).
     pub fn series(&self) -> Vec<&str> {
         let mut names: Vec<&str> = Vec::new();
@@ -150,7 +158,7 @@ impl ScatterChart {
 
     /// Under [`Labels::Front`], the indices of each series' front points (one
     /// group per series, in [`ScatterChart::series`] order; one group for a chart
-    /// without series); empty under [`Labels::All`].
+    /// without series); empty under [`Labels::All`] and [`Labels::None`].
     pub fn fronts(&self) -> Vec<Vec<usize>> {
         let Labels::Front { x, y } = self.labels else { return Vec::new() };
         let mut groups: Vec<&str> = self.series();
@@ -167,11 +175,13 @@ impl ScatterChart {
             .collect()
     }
 
-    /// Whether each point is labelled: all under [`Labels::All`], those on a
-    /// front under [`Labels::Front`].
+    /// Whether each point is labelled: all under [`Labels::All`], none under
+    /// [`Labels::None`], those on a front under [`Labels::Front`].
     pub fn labelled(&self) -> Vec<bool> {
-        if self.labels == Labels::All {
-            return vec![true; self.points.len()];
+        match self.labels {
+            Labels::All => return vec![true; self.points.len()],
+            Labels::None => return vec![false; self.points.len()],
+            Labels::Front { .. } => {}
         }
         let mut labelled = vec![false; self.points.len()];
         for i in self.fronts().into_iter().flatten() {

@@ -180,7 +180,7 @@ pub(super) fn scatter(chart: &ScatterChart) -> String {
     legend(&mut svg, &series);
     let colour = |name: &str| series.iter().position(|s| *s == name).unwrap_or(0) % PALETTE.len();
     let labelled = chart.labelled();
-    let every_label = labelled.iter().all(|l| *l);
+    let front = matches!(chart.labels, Labels::Front { .. });
     // Pixel positions of the points that can be drawn, unlabelled first so that
     // labelled ones sit on top.
     let mut drawn: Vec<(usize, f64, f64)> = chart
@@ -203,10 +203,10 @@ pub(super) fn scatter(chart: &ScatterChart) -> String {
         let point = &chart.points[i];
         let label = escape(&point.label);
         // Under front labelling the front stands out and the rest steps back.
-        let (role, r) = match (every_label, labelled[i]) {
-            (true, _) => ("", 4),
-            (false, true) => (" best", 5),
-            (false, false) => (" dim", 3),
+        let (role, r) = match (front, labelled[i]) {
+            (false, _) => ("", 4),
+            (true, true) => (" best", 5),
+            (true, false) => (" dim", 3),
         };
         let _ = write!(
             svg,
@@ -406,6 +406,10 @@ mod tests {
         assert_eq!(svg.matches(r#"class="s0""#).count(), 3, "two zstd points and zstd's legend key");
         assert_eq!(svg.matches(r#"class="s1""#).count(), 2, "one gzip point and its key");
         assert!(svg.contains(".chart .s1{fill:#f28e2b}"));
+        assert_eq!(label_texts(&svg).len(), 3);
+        c.labels = Labels::None;
+        let legend_only = scatter(&c);
+        assert!(label_texts(&legend_only).is_empty() && legend_only.contains(r#"class="legend">gzip</text>"#));
         let plain = scatter(&chart(&[(1.0, 2.0)], false));
         assert!(!plain.contains(r#"class="legend""#), "no series, no legend");
     }

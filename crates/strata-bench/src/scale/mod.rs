@@ -297,9 +297,9 @@ fn report(options: &ScaleBenchOptions, rows: &[Row]) -> Report {
         "path",
         |row| matches!(&row[2], Cell::Text(w) if w == ONE_DAY),
     );
-    report.push_table(all);
+    report.push_table(all.in_appendix());
     if let Ok(chart) = chart {
-        report.push_chart(chart.with_log_x());
+        report.push_chart(chart.with_log_x().with_series(str::to_string).without_labels());
     }
     report
 }
