@@ -442,6 +442,35 @@ impl fmt::Display for ReportError {
 
 impl std::error::Error for ReportError {}
 
+/// Tables shared by the report module's tests.
+#[cfg(test)]
+pub(crate) mod fixtures {
+    use super::{Column, Table};
+
+    /// Two codecs on two data columns: ratio (higher better) and ms (lower
+    /// better), with a tie on price's ms.
+    pub(crate) fn codecs_by_column(title: &str) -> Table {
+        let mut table = Table::new(
+            title,
+            vec![
+                Column::text("column"),
+                Column::text("spec"),
+                Column::number("ratio", 2).higher_is_better(),
+                Column::number("ms", 0).lower_is_better(),
+            ],
+        );
+        for (col, spec, ratio, ms) in [
+            ("time", "zstd:1", 3.0, 10.0),
+            ("time", "pco:8", 4.0, 20.0),
+            ("price", "zstd:1", 12.0, 5.0),
+            ("price", "pco:8", 30.0, 5.0),
+        ] {
+            table.push_row(vec![col.into(), spec.into(), ratio.into(), ms.into()]);
+        }
+        table
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

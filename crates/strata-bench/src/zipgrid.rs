@@ -146,8 +146,8 @@ pub struct GridRow {
     pub data_type: String,
     /// Values written.
     pub data_count: u64,
-    /// Uncompressed bytes written; 0 when unknown (results saved before it was
-    /// recorded).
+    /// Uncompressed bytes written; 0 when unknown. Not in the saved CSV, which
+    /// keeps zipPerf's schema, so results reloaded from it have 0.
     pub data_bytes: u64,
     /// Raw bytes over file bytes; NaN for algorithm 0 (not compressed).
     pub comp_factor: f64,
@@ -312,37 +312,39 @@ fn config_label(r: &GridRow) -> String {
     }
 }
 
-fn results_table(title: &str, rows: &[&GridRow]) -> Table {
-    let mut table = Table::new(
-        title,
-        vec![
-            ReportColumn::number("lbs", 0),
-            ReportColumn::number("alg", 0),
-            ReportColumn::text("algorithm"),
-            ReportColumn::number("lvl", 0),
-            ReportColumn::text("dataType"),
-            ReportColumn::number("dataCount", 0),
-            ReportColumn::number("dataBytes", 0),
-            ReportColumn::number("compFactor", 3).higher_is_better(),
-            ReportColumn::number("writeTime", 3).lower_is_better(),
-            ReportColumn::number("readTime", 3).lower_is_better(),
-            ReportColumn::number("testTime", 3),
-        ],
-    );
+/// A table of `rows` in zipPerf's schema (so the grid's CSV reloads with
+/// [`load_csv`] and reads as zipPerf's does); with `names`, an `algorithm`
+/// column after `alg` names each number, for the summaries people read.
+fn results_table(title: &str, rows: &[&GridRow], names: bool) -> Table {
+    let mut columns = vec![ReportColumn::number("lbs", 0), ReportColumn::number("alg", 0)];
+    if names {
+        columns.push(ReportColumn::text("algorithm"));
+    }
+    columns.extend([
+        ReportColumn::number("lvl", 0),
+        ReportColumn::text("dataType"),
+        ReportColumn::number("dataCount", 0),
+        ReportColumn::number("compFactor", 3).higher_is_better(),
+        ReportColumn::number("writeTime", 3).lower_is_better(),
+        ReportColumn::number("readTime", 3).lower_is_better(),
+        ReportColumn::number("testTime", 3),
+    ]);
+    let mut table = Table::new(title, columns);
     for r in rows {
-        table.push_row(vec![
-            Cell::Number(r.lbs as f64),
-            Cell::Number(r.alg as f64),
-            algorithm_name(r.alg).into(),
+        let mut cells = vec![Cell::Number(r.lbs as f64), Cell::Number(r.alg as f64)];
+        if names {
+            cells.push(algorithm_name(r.alg).into());
+        }
+        cells.extend([
             Cell::Number(r.lvl as f64),
             r.data_type.as_str().into(),
             Cell::Number(r.data_count as f64),
-            if r.data_bytes == 0 { Cell::Empty } else { Cell::Number(r.data_bytes as f64) },
             r.comp_factor.into(),
             r.write_time.into(),
             r.read_time.into(),
             r.test_time.into(),
         ]);
+        table.push_row(cells);
         for (name, ms) in [("writeTime", r.write_time), ("readTime", r.read_time)] {
             if let Some(caveat) = Caveat::for_timing(ms / 1e3) {
                 let at = table.column_index(name).expect("the results table has its time columns");
@@ -381,7 +383,7 @@ pub fn report(rows: &[GridRow], filters: &[Constraint]) -> Report {
         report.push_warning(warning);
     }
     let all: Vec<&GridRow> = rows.iter().collect();
-    report.push_table(results_table(GRID_TABLE, &all).in_appendix());
+    report.push_table(results_table(GRID_TABLE, &all, false).in_appendix());
     let mut summary = Table::new(
         "summary",
         vec![
@@ -406,12 +408,12 @@ pub fn report(rows: &[GridRow], filters: &[Constraint]) -> Report {
             if higher { o.reverse() } else { o }
         });
         best.truncate(5);
-        report.push_table(results_table(&format!("best by {name}"), &best));
+        report.push_table(results_table(&format!("best by {name}"), &best, true));
     }
     if !filters.is_empty() {
         let kept: Vec<&GridRow> = rows.iter().filter(|r| filters.iter().all(|c| holds(r, c))).collect();
         let text: Vec<String> = filters.iter().map(|c| format!("{}{}{}", c.metric, c.op, c.value)).collect();
-        report.push_table(results_table(&format!("where {}", text.join(",")), &kept));
+        report.push_table(results_table(&format!("where {}", text.join(",")), &kept, true));
     }
     report.push_chart(chart(rows));
     report
@@ -466,8 +468,6 @@ pub fn load_csv(path: &Path) -> Result<Vec<GridRow>, String> {
         at("readTime")?,
         at("testTime")?,
     ];
-    // Results saved before dataBytes was recorded lack it: unknown, 0.
-    let bytes_at = header.iter().position(|h| *h == "dataBytes");
     lines
         .enumerate()
         .filter(|(_, l)| !l.is_empty())
@@ -485,10 +485,7 @@ pub fn load_csv(path: &Path) -> Result<Vec<GridRow>, String> {
                 lvl: number(2)? as i32,
                 data_type: field(3)?.to_string(),
                 data_count: number(4)? as u64,
-                data_bytes: match bytes_at.and_then(|k| fields.get(k)) {
-                    Some(f) if !f.is_empty() => f.parse().map_err(|_| bad(&format!("{f:?} is not a byte count")))?,
-                    _ => 0,
-                },
+                data_bytes: 0,
                 comp_factor: number(5)?,
                 write_time: number(6)?,
                 read_time: number(7)?,
@@ -591,8 +588,9 @@ mod tests {
         assert!(svg.contains(r#"class="legend">gzip</text>"#) && svg.contains(r#"class="legend">pco</text>"#));
         assert!(!svg.contains(r#"class="label">gzip:6@17</text>"#) && svg.contains("<title>gzip:6@17: 8, 2.5</title>"));
         let table = report.table(GRID_TABLE).unwrap();
-        assert!(table.appendix);
-        assert_eq!(table.rows[3][table.column_index("algorithm").unwrap()], Cell::from("gzip"));
+        assert!(table.appendix && table.column_index("algorithm").is_none(), "zipPerf's schema, to reload");
+        let best = report.table("best by compFactor").unwrap();
+        assert_eq!(best.rows[0][best.column_index("algorithm").unwrap()], Cell::from("pco"));
     }
 
     #[test]
@@ -603,30 +601,17 @@ mod tests {
         let big: Vec<GridRow> = rows.iter().map(|r| GridRow { data_bytes: 1 << 21, ..r.clone() }).collect();
         assert_eq!(one_block_warning(&big), None);
         let unknown: Vec<GridRow> = rows.iter().map(|r| GridRow { data_bytes: 0, ..r.clone() }).collect();
-        assert_eq!(one_block_warning(&unknown), None, "results saved without dataBytes");
+        assert_eq!(one_block_warning(&unknown), None, "results reloaded from CSV");
     }
 
     #[test]
     fn timings_below_the_timer_resolution_are_marked() {
-        let table = results_table("t", &[&row(12, 5, 1, 2.0, 0.0)]);
+        let table = results_table("t", &[&row(12, 5, 1, 2.0, 0.0)], false);
         let write = table.column_index("writeTime").unwrap();
         assert!(
             matches!(table.flags.get(&(0, write)), Some(Caveat::BelowTimerResolution { seconds, .. }) if *seconds == 0.0)
         );
         assert_eq!(table.flags.len(), 1, "the 1 ms read is fine");
-    }
-
-    #[test]
-    fn results_saved_without_data_bytes_still_load() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("old.csv");
-        std::fs::write(
-            &path,
-            "lbs,alg,lvl,dataType,dataCount,compFactor,writeTime,readTime,testTime\n17,5,1,random,10,2.5,1,2,3\n",
-        )
-        .unwrap();
-        let rows = load_csv(&path).unwrap();
-        assert_eq!((rows[0].data_bytes, rows[0].comp_factor), (0, 2.5));
     }
 
     #[test]

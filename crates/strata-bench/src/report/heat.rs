@@ -107,30 +107,14 @@ fn scale<K: Copy>(values: &[(K, f64)], heat: impl Fn(K) -> Heat) -> Vec<(K, Shad
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::fixtures::codecs_by_column;
     use crate::report::{Caveat, Cell, Column};
 
     const BEST: u8 = HUE_STEPS;
     const FULL: u8 = STRENGTHS;
 
     fn codecs() -> Table {
-        let mut table = Table::new(
-            "codecs",
-            vec![
-                Column::text("column"),
-                Column::text("spec"),
-                Column::number("ratio", 2).higher_is_better(),
-                Column::number("ms", 0).lower_is_better(),
-            ],
-        );
-        for (col, spec, ratio, ms) in [
-            ("time", "zstd:1", 3.0, 10.0),
-            ("time", "pco:8", 4.0, 20.0),
-            ("price", "zstd:1", 12.0, 5.0),
-            ("price", "pco:8", 30.0, 5.0),
-        ] {
-            table.push_row(vec![col.into(), spec.into(), ratio.into(), ms.into()]);
-        }
-        table
+        codecs_by_column("codecs")
     }
 
     #[test]
