@@ -11,7 +11,7 @@ pub mod column_stats;
 pub mod data;
 pub mod io;
 mod process;
-mod progress;
+pub mod progress;
 mod python;
 pub mod query_bench;
 pub mod read_bench;

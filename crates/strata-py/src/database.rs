@@ -17,6 +17,7 @@ use strata_codec::CompressionSpec;
 use strata_query::Engine;
 use strata_store::arrow::TYPE_METADATA_KEY;
 use strata_store::import::{ImportOptions, ImportReport, ImportSource, import};
+use strata_store::progress::NoProgress;
 use strata_store::{Attribute, Database, TableLocation, TableSpec, TableWrite};
 
 use crate::args;
@@ -195,7 +196,7 @@ impl PyDatabase {
         let batches = reader.collect::<Result<Vec<_>, _>>().or_raise()?;
         let report = py.detach(|| {
             let source = ImportSource::Arrow { label: &label, schema: &schema, batches: &batches };
-            let report = import(&self.store, source, &location, &options).or_raise()?;
+            let report = import(&self.store, source, &location, &options, &NoProgress).or_raise()?;
             self.engine.write().unwrap_or_else(PoisonError::into_inner).reload().or_raise()?;
             PyResult::Ok(report)
         })?;

@@ -25,12 +25,12 @@ use arrow_buffer::MutableBuffer;
 use crate::attribute::{check_attribute, index_path, write_index};
 use crate::column::{ColumnFile, append_column_file, write_column_file};
 use crate::column_data::Column;
-use crate::database::TableWrite;
+use crate::database::{Database, TableWrite};
 use crate::durable::{Durability, is_temp_name};
 use crate::error::{IoContext, Result, StoreError};
+use crate::progress::{Progress, Unit};
 use crate::schema::TableSchema;
 use crate::splayed::{COLUMN_ORDER_FILE, SplayedTable, string_data_path};
-use crate::sym::SymFile;
 use crate::table::Table;
 use crate::types::{Attribute, ColumnType};
 
@@ -67,17 +67,20 @@ pub(crate) fn stored_schema(name: &str, dir: &Path) -> Result<TableSchema> {
 
 /// Builds at `staged` (which must not exist) the table stored at `stored` followed
 /// by `rows`. `rows` must have the stored columns (names, order, types); symbol
-/// columns are keyed against `sym`. `how.spec` is not used (columns keep their
+/// columns are keyed against `db`'s sym file, and files synced as `db` says. `how.spec` is not used (columns keep their
 /// encoding); an attribute in `how.attributes` must be the one stored.
+/// `progress` hears one step in [`Unit::Bytes`] of the new rows' values, advanced
+/// as each column is appended to (after the stored files are copied).
 pub(crate) fn append_table(
     name: &str,
     stored: &Path,
     staged: &Path,
     rows: &Table,
     how: &TableWrite,
-    sym: &SymFile,
-    durability: Durability,
+    db: &Database,
+    progress: &dyn Progress,
 ) -> Result<Appended> {
+    let (sym, durability) = (db.sym(), db.config().durability);
     let old = SplayedTable::open(stored)?;
     crate::column_order::check_column_order(&old)?;
     let files = old.names().iter().map(|n| old.column_file(n)).collect::<Result<Vec<ColumnFile>>>()?;
@@ -124,6 +127,8 @@ pub(crate) fn append_table(
     drop(files);
     copy_table(stored, staged, &indexes, durability)?;
 
+    let bytes = rows.columns().iter().map(Column::written_bytes).sum();
+    progress.start(&format!("appending to {name}"), bytes, Unit::Bytes);
     let mut dropped = Vec::new();
     for (column, new) in rows.iter() {
         let path = staged.join(column);
@@ -133,6 +138,7 @@ pub(crate) fn append_table(
         drop(file);
         if attribute == Attribute::None {
             append_values(&path, &new, durability)?;
+            progress.advance(new.written_bytes());
             continue;
         }
         let domain = sym.load()?;
@@ -150,12 +156,14 @@ pub(crate) fn append_table(
         if let Some(index) = index {
             write_index(&index_path(staged, column, kept), &index, durability)?;
         }
+        progress.advance(new.written_bytes());
     }
     if durability == Durability::Fsync {
         // The staged directory's entries (copies, the linked .d, rewritten files)
         // must be on disk before it replaces the stored table.
         File::open(staged).and_then(|d| d.sync_all()).at(staged)?;
     }
+    progress.finish();
     Ok(Appended { rows_before, rows_after: rows_before + rows.len() as u64, dropped })
 }
 

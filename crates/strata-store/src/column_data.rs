@@ -183,6 +183,12 @@ impl Column {
         self.offsets.as_ref()
     }
 
+    /// Bytes a write of the column hands to its files: the values, and the offsets
+    /// of a string column (how table writes count their progress).
+    pub(crate) fn written_bytes(&self) -> u64 {
+        (self.values.len() + self.offsets.as_ref().map_or(0, Buffer::len)) as u64
+    }
+
     /// The symbol domain, for symbol columns.
     pub fn domain(&self) -> Option<&SymbolDomain> {
         self.domain.as_ref()

@@ -26,9 +26,11 @@ use crate::error::{IoContext, Result, StoreError, corrupt};
 use crate::partition::{
     Partition, PartitionRecord, PartitionStatus, Staging, WriteLock, clear_leftovers, leftover_date, link_table,
 };
+use crate::progress::{NoProgress, Progress};
 use crate::schema::{SCHEMA_SUFFIX, SchemaLock, TableSchema};
 use crate::splayed::{
-    COLUMN_ORDER_FILE, SplayedTable, WriteOptions, remove_leftovers, replace_dir, staging_dir, write_splayed,
+    COLUMN_ORDER_FILE, SplayedTable, WriteOptions, remove_leftovers, replace_dir, staging_dir,
+    write_splayed_with_progress,
 };
 use crate::sym::SymFile;
 use crate::table::{Table, is_valid_name};
@@ -442,32 +444,43 @@ impl Database {
     /// [`Database::write_partition`] (added to the partition, or merged with the
     /// table already there).
     pub fn write_table(&self, location: &TableLocation, table: &Table, how: &TableWrite) -> Result<()> {
-        self.write_table_as(location, table, how, WriteMode::Merge).map(drop)
+        self.write_table_as(location, table, how, WriteMode::Merge, &NoProgress).map(drop)
     }
 
     /// Writes `table` at `location` as [`Database::write_table`] does, doing `mode`
     /// with a table already there ([`WriteMode`]), and says what it did.
+    /// `progress` hears the write of the table's columns as one step in
+    /// [`Unit::Bytes`](crate::progress::Unit::Bytes) of their values.
     pub fn write_table_as(
         &self,
         location: &TableLocation,
         table: &Table,
         how: &TableWrite,
         mode: WriteMode,
+        progress: &dyn Progress,
     ) -> Result<WriteOutcome> {
         match location {
             TableLocation::Splayed(name) => {
                 check_name(name)?;
-                self.write_splayed_as(name, table, how, mode)
+                self.write_splayed_as(name, table, how, mode, progress)
             }
             TableLocation::Partition(date, name) => {
-                let mut outcomes = self.write_partition_as(*date, &[PartitionTable { name, table, how }], mode)?;
+                let tables = [PartitionTable { name, table, how }];
+                let mut outcomes = self.write_partition_as(*date, &tables, mode, progress)?;
                 Ok(outcomes.remove(0))
             }
         }
     }
 
     /// A splayed table at the root, written as `mode` says.
-    fn write_splayed_as(&self, name: &str, table: &Table, how: &TableWrite, mode: WriteMode) -> Result<WriteOutcome> {
+    fn write_splayed_as(
+        &self,
+        name: &str,
+        table: &Table,
+        how: &TableWrite,
+        mode: WriteMode,
+        progress: &dyn Progress,
+    ) -> Result<WriteOutcome> {
         let dir = self.root.join(name);
         // Serialises appends (each copies the stored table) with other writers of
         // the root.
@@ -490,11 +503,10 @@ impl Database {
             (Some(_), WriteMode::Append) => {
                 remove_leftovers(&self.root, name)?;
                 let staged = staging_dir(&self.root, name);
-                let appended = append_table(name, &dir, &staged, table, how, &self.sym, self.config.durability)
-                    .and_then(|appended| {
-                        replace_dir(&staged, &dir, self.config.durability)?;
-                        Ok(appended)
-                    });
+                let appended = append_table(name, &dir, &staged, table, how, self, progress).and_then(|appended| {
+                    replace_dir(&staged, &dir, self.config.durability)?;
+                    Ok(appended)
+                });
                 if appended.is_err() {
                     let _ = fs::remove_dir_all(&staged);
                 }
@@ -502,7 +514,7 @@ impl Database {
                 Ok(outcome(appended.rows_after, appended.dropped))
             }
             _ => {
-                self.write_table_at(&dir, table, how)?;
+                self.write_table_at(&dir, table, how, progress)?;
                 Ok(outcome(table.len() as u64, Vec::new()))
             }
         }
@@ -613,7 +625,7 @@ impl Database {
     /// its tables are not served and would otherwise be dropped). On any error the
     /// partition is untouched and the staging directory removed.
     pub fn write_partition(&self, date: Date, tables: &[PartitionTable<'_>]) -> Result<()> {
-        self.write_partition_as(date, tables, WriteMode::Merge).map(drop)
+        self.write_partition_as(date, tables, WriteMode::Merge, &NoProgress).map(drop)
     }
 
     /// Writes `tables` into partition `date` as [`Database::write_partition`] does,
@@ -626,11 +638,15 @@ impl Database {
     /// partition). A table that differs refuses the whole write, naming the table,
     /// the column, the stored type and the offered one. Replacing a table that no
     /// other partition holds sets its schema anew.
+    ///
+    /// `progress` hears one step per table written, in
+    /// [`Unit::Bytes`](crate::progress::Unit::Bytes) of its columns' values.
     pub fn write_partition_as(
         &self,
         date: Date,
         tables: &[PartitionTable<'_>],
         mode: WriteMode,
+        progress: &dyn Progress,
     ) -> Result<Vec<WriteOutcome>> {
         for (i, t) in tables.iter().enumerate() {
             check_name(t.name)?;
@@ -701,25 +717,17 @@ impl Database {
                     )));
                 }
                 (Some(_), WriteMode::Append) => {
-                    let appended = append_table(
-                        t.name,
-                        &target.join(t.name),
-                        &staged,
-                        t.table,
-                        t.how,
-                        &self.sym,
-                        self.config.durability,
-                    )
-                    .map_err(named)?;
+                    let appended = append_table(t.name, &target.join(t.name), &staged, t.table, t.how, self, progress)
+                        .map_err(named)?;
                     (appended.rows_after, appended.dropped)
                 }
                 (Some(_), WriteMode::Merge) => {
                     let merged = self.merged(&target.join(t.name), date, t)?;
-                    self.write_table_at(&staged, &merged, t.how).map_err(named)?;
+                    self.write_table_at(&staged, &merged, t.how, progress).map_err(named)?;
                     (merged.len() as u64, Vec::new())
                 }
                 _ => {
-                    self.write_table_at(&staged, t.table, t.how).map_err(named)?;
+                    self.write_table_at(&staged, t.table, t.how, progress).map_err(named)?;
                     (t.table.len() as u64, Vec::new())
                 }
             };
@@ -770,7 +778,7 @@ impl Database {
     }
 
     /// Sorts, keys symbols and writes `table` as a splayed table at `dir`.
-    fn write_table_at(&self, dir: &Path, table: &Table, how: &TableWrite) -> Result<()> {
+    fn write_table_at(&self, dir: &Path, table: &Table, how: &TableWrite, progress: &dyn Progress) -> Result<()> {
         let sorted;
         let mut table = if how.sort_by.is_empty() {
             table
@@ -795,7 +803,7 @@ impl Database {
             attributes: how.attributes.clone(),
             durability: self.config.durability,
         };
-        write_splayed(dir, table, &options)
+        write_splayed_with_progress(dir, table, &options, progress)
     }
 
     /// Reads one column of a table.
@@ -871,6 +879,8 @@ fn holds_a_database(root: &Path) -> Result<bool> {
 mod tests {
     use super::*;
     use crate::durable::Durability;
+    use crate::progress::ProgressLog;
+    use crate::splayed::write_splayed;
 
     fn quotes(syms: &[&str]) -> Table {
         let n = syms.len();
@@ -1043,13 +1053,20 @@ mod tests {
                 day2,
                 &[PartitionTable { name: "trade", table: &longs(&[3]), how: &how }],
                 WriteMode::Fail,
+                &NoProgress,
             )
             .unwrap();
         assert!(outcomes[0].schema_recorded && outcomes[0].rows_before.is_none(), "{outcomes:?}");
         assert_eq!(db.table_schema("trade").unwrap(), Some(TableSchema::of("trade", &longs(&[3]))));
         // Replacing the only partition of a table may change its schema.
         let only = |table: &Table| {
-            db.write_table_as(&TableLocation::Partition(day1, "solo".into()), table, &how, WriteMode::Replace)
+            db.write_table_as(
+                &TableLocation::Partition(day1, "solo".into()),
+                table,
+                &how,
+                WriteMode::Replace,
+                &NoProgress,
+            )
         };
         only(&longs(&[1])).unwrap();
         assert!(only(&ints(&[1])).unwrap().schema_recorded);
@@ -1075,10 +1092,15 @@ mod tests {
         };
         let day: Date = "2024.03.06".parse().unwrap();
         for location in [TableLocation::Splayed("t".into()), TableLocation::Partition(day, "t".into())] {
-            db.write_table_as(&location, &rows(&["a", "b"], &["X", "Y"]), &how, WriteMode::Fail).unwrap();
+            let log = ProgressLog::default();
+            db.write_table_as(&location, &rows(&["a", "b"], &["X", "Y"]), &how, WriteMode::Fail, &log).unwrap();
             let grown =
-                db.write_table_as(&location, &rows(&["c", "dd"], &["Z", "X"]), &how, WriteMode::Append).unwrap();
+                db.write_table_as(&location, &rows(&["c", "dd"], &["Z", "X"]), &how, WriteMode::Append, &log).unwrap();
             assert_eq!((grown.rows_before, grown.rows_after, grown.dropped.len()), (Some(2), 4, 0), "{location:?}");
+            // Per write: id's bytes and offsets (3 x 8), sym's keys (2 x 4), x (2 x 8).
+            let steps = log.complete_steps().unwrap();
+            let steps: Vec<_> = steps.iter().map(|s| (s.name.as_str(), s.total, s.advances.len())).collect();
+            assert_eq!(steps, [("writing t", 2 + 24 + 8 + 16, 3), ("appending to t", 3 + 24 + 8 + 16, 3)]);
             let t = db.read_table(&location).unwrap();
             assert_eq!((0..4).map(|i| t.column("id").unwrap().string(i)).collect::<Vec<_>>(), ["a", "b", "c", "dd"]);
             assert_eq!((0..4).map(|i| t.column("sym").unwrap().symbol(i)).collect::<Vec<_>>(), ["X", "Y", "Z", "X"]);
@@ -1088,7 +1110,13 @@ mod tests {
             assert_eq!(stats[0].attribute, Attribute::Sorted);
 
             // An id that steps back: sorted no longer holds, and the append says so.
-            let broke = db.write_table_as(&location, &rows(&["b"], &["Y"]), &TableWrite::default(), WriteMode::Append);
+            let broke = db.write_table_as(
+                &location,
+                &rows(&["b"], &["Y"]),
+                &TableWrite::default(),
+                WriteMode::Append,
+                &NoProgress,
+            );
             let dropped = broke.unwrap().dropped;
             assert_eq!((dropped[0].column.as_str(), dropped[0].attribute), ("id", Attribute::Sorted));
             assert!(dropped[0].reason.contains("row 4"), "{}", dropped[0].reason);
@@ -1096,8 +1124,8 @@ mod tests {
             assert_eq!((stats[0].attribute, stats[0].rows), (Attribute::None, 5));
             // Without an attribute, strings are appended in place: offsets shifted past
             // the stored bytes.
-            db.write_table_as(&location, &rows(&["e", ""], &["W", "X"]), &TableWrite::default(), WriteMode::Append)
-                .unwrap();
+            let appended = rows(&["e", ""], &["W", "X"]);
+            db.write_table_as(&location, &appended, &TableWrite::default(), WriteMode::Append, &NoProgress).unwrap();
             let t = db.read_table(&location).unwrap();
             let ids: Vec<_> = (0..7).map(|i| t.column("id").unwrap().string(i)).collect();
             assert_eq!(ids, ["a", "b", "c", "dd", "b", "e", ""]);

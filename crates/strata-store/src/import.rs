@@ -34,7 +34,8 @@ use crate::arrow::table_from_record_batches;
 use crate::cast::{CastFailure, cast_column};
 use crate::database::{Database, TableLocation, TableWrite, WriteMode, WriteOutcome};
 use crate::error::{Result, StoreError};
-use crate::interchange::{read_csv_with, read_parquet};
+use crate::interchange::{read_csv_with, read_parquet_with_progress};
+use crate::progress::Progress;
 use crate::schema::TableSchema;
 use crate::table::Table;
 use crate::types::ColumnType;
@@ -105,34 +106,45 @@ impl ImportSource<'_> {
         !matches!(self, ImportSource::Csv(_))
     }
 
-    /// The source's rows as a table, CSV columns taking `known` types.
-    fn read(&self, overrides: &[(String, ColumnType)], known: &[(String, ColumnType)]) -> Result<Table> {
+    /// The source's rows as a table, CSV columns taking `known` types; `progress`
+    /// hears the reading of a file.
+    fn read(
+        &self,
+        overrides: &[(String, ColumnType)],
+        known: &[(String, ColumnType)],
+        progress: &dyn Progress,
+    ) -> Result<Table> {
         match self {
-            ImportSource::Csv(path) => read_csv_with(path, overrides, known),
-            ImportSource::Parquet(path) => read_parquet(path, overrides),
+            ImportSource::Csv(path) => read_csv_with(path, overrides, known, progress),
+            ImportSource::Parquet(path) => read_parquet_with_progress(path, overrides, progress),
             ImportSource::Arrow { label, schema, batches } => table_from_record_batches(schema, batches, overrides)
                 .map_err(|e| StoreError::Invalid(format!("{label}: {e}"))),
         }
     }
 }
 
-/// Imports `file` (CSV or Parquet, see [`is_parquet`]) into `location` of `db`.
+/// Imports `file` (CSV or Parquet, see [`is_parquet`]) into `location` of `db`;
+/// `progress` hears the steps [`import`] says.
 pub fn import_file(
     db: &Database,
     file: &Path,
     location: &TableLocation,
     options: &ImportOptions,
+    progress: &dyn Progress,
 ) -> Result<ImportReport> {
     let source = if is_parquet(file) { ImportSource::Parquet(file) } else { ImportSource::Csv(file) };
-    import(db, source, location, options)
+    import(db, source, location, options, progress)
 }
 
 /// Imports the rows of `source` into `location` of `db` (see the module doc).
+/// `progress` hears the reading of a file (a CSV: the scan for types, then every
+/// row, in bytes; Parquet: rows) and the write (bytes of column values).
 pub fn import(
     db: &Database,
     source: ImportSource<'_>,
     location: &TableLocation,
     options: &ImportOptions,
+    progress: &dyn Progress,
 ) -> Result<ImportReport> {
     let mode = if options.mode == WriteMode::Merge { WriteMode::Fail } else { options.mode };
     let name = location.table();
@@ -152,7 +164,7 @@ pub fn import(
     };
     let known_types = known.as_ref().map_or(&[][..], |k| k.columns.as_slice());
     let (file, typed) = (source.label(), source.typed());
-    let table = source.read(&options.overrides, known_types)?;
+    let table = source.read(&options.overrides, known_types, progress)?;
     let (rows, columns) = (table.len(), table.names().len());
     if table.is_empty() && !typed && !exists {
         let untyped: Vec<&str> = table
@@ -193,7 +205,7 @@ pub fn import(
         };
         return Ok(ImportReport { rows, columns, cast, outcome });
     }
-    let outcome = db.write_table_as(location, &table, &options.how, mode)?;
+    let outcome = db.write_table_as(location, &table, &options.how, mode, progress)?;
     Ok(ImportReport { rows, columns, cast, outcome })
 }
 
@@ -247,6 +259,7 @@ mod tests {
     use arrow_schema::{DataType, Field, Schema};
 
     use super::*;
+    use crate::progress::{NoProgress, ProgressLog, Unit};
 
     fn batch(prices: Vec<f64>) -> RecordBatch {
         let n = prices.len();
@@ -273,7 +286,48 @@ mod tests {
         mode: WriteMode,
     ) -> Result<ImportReport> {
         let source = ImportSource::Arrow { label: "test batches", schema: &batches[0].schema(), batches };
-        import(db, source, location, &ImportOptions { mode, ..ImportOptions::default() })
+        import(db, source, location, &ImportOptions { mode, ..ImportOptions::default() }, &NoProgress)
+    }
+
+    #[test]
+    fn imports_tell_their_steps_in_bytes_and_rows_up_to_their_totals() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Database::open(dir.path()).unwrap();
+        let day = TableLocation::Partition("2024.01.02".parse().unwrap(), "trade".into());
+        // Enough rows for several CSV reads and Parquet batches.
+        let n = 200_000;
+        let csv = dir.path().join("trades.csv");
+        let text: String = (0..n).map(|i| format!("s{},{}.5,{i}\n", i % 7, i % 100)).collect();
+        std::fs::write(&csv, format!("sym,price,size\n{text}")).unwrap();
+        let csv_bytes = std::fs::metadata(&csv).unwrap().len();
+
+        let log = ProgressLog::default();
+        import_file(&db, &csv, &day, &ImportOptions::default(), &log).unwrap();
+        let steps = log.complete_steps().unwrap();
+        let (scan, read, write) = (&steps[0], &steps[1], &steps[2]);
+        assert_eq!(steps.len(), 3, "{steps:?}");
+        assert_eq!(
+            (scan.name.as_str(), scan.total, scan.unit),
+            ("scanning trades.csv for column types", csv_bytes, Unit::Bytes)
+        );
+        assert_eq!((read.name.as_str(), read.total, read.unit), ("reading trades.csv", csv_bytes, Unit::Bytes));
+        assert!(read.advances.len() > 10, "the read is told as it goes: {:?}", read.advances);
+        // Symbol keys, floats, longs.
+        assert_eq!((write.name.as_str(), write.total, write.unit), ("writing trade", n * (4 + 8 + 8), Unit::Bytes));
+        assert_eq!(write.advances.len(), 3, "one advance per column");
+
+        let parquet = dir.path().join("trades.parquet");
+        crate::interchange::write_parquet(&db.read_table(&day).unwrap(), &parquet).unwrap();
+        let log = ProgressLog::default();
+        let options = ImportOptions { mode: WriteMode::Append, ..ImportOptions::default() };
+        import_file(&db, &parquet, &day, &options, &log).unwrap();
+        let steps = log.complete_steps().unwrap();
+        let named: Vec<_> = steps.iter().map(|s| (s.name.as_str(), s.total, s.unit)).collect();
+        assert_eq!(
+            named,
+            [("reading trades.parquet", n, Unit::Rows), ("appending to trade", n * (4 + 8 + 8), Unit::Bytes)]
+        );
+        assert!(steps[0].advances.len() > 1, "one advance per record batch: {:?}", steps[0].advances);
     }
 
     #[test]

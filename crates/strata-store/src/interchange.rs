@@ -25,7 +25,7 @@
 
 use std::fs::{self, File};
 use std::io::BufReader;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use arrow_csv::ReaderBuilder;
@@ -42,6 +42,7 @@ use crate::arrow::{
 use crate::column_data::Column;
 use crate::durable::{AtomicFile, Durability};
 use crate::error::{IoContext, Result, StoreError, corrupt};
+use crate::progress::{CountingReader, NoProgress, Progress, Unit};
 use crate::table::{Table, is_valid_name};
 use crate::types::ColumnType;
 
@@ -72,7 +73,7 @@ const PARQUET_ZSTD_LEVEL: i32 = 3;
 /// assert_eq!(table.column("sym").unwrap().symbol(0), "IBM");
 /// ```
 pub fn read_csv(path: &Path, overrides: &[(String, ColumnType)]) -> Result<Table> {
-    read_csv_with(path, overrides, &[])
+    read_csv_with(path, overrides, &[], &NoProgress)
 }
 
 /// Where a CSV column's type came from, for the hint of a value that does not parse.
@@ -91,14 +92,29 @@ enum TypeSource {
 /// ones (overrides still win; names the header lacks are ignored), so a column is
 /// read as what the table stores and a value that is not of that type is an error
 /// naming its line and column.
-pub fn read_csv_with(path: &Path, overrides: &[(String, ColumnType)], known: &[(String, ColumnType)]) -> Result<Table> {
+///
+/// `progress` hears two steps in [`Unit::Bytes`] of the file: the scan of its first
+/// rows for column types (done once the types are known, even when the scan stopped
+/// short of the end), then the reading of every row.
+pub fn read_csv_with(
+    path: &Path,
+    overrides: &[(String, ColumnType)],
+    known: &[(String, ColumnType)],
+    progress: &dyn Progress,
+) -> Result<Table> {
     let format = Format::default().with_header(true);
     // The header alone first, so errors in later lines can name columns.
     let header = BufReader::new(File::open(path).at(path)?);
     let (header, _) = format.infer_schema(header, Some(0)).map_err(|e| csv_error(path, e, &[]))?;
     let header: Vec<&str> = header.fields().iter().map(|f| f.name().as_str()).collect();
-    let sample = BufReader::new(File::open(path).at(path)?);
-    let (inferred, _) = format.infer_schema(sample, Some(CSV_INFER_ROWS)).map_err(|e| csv_error(path, e, &header))?;
+    let file_bytes = fs::metadata(path).at(path)?.len();
+    let name = file_name(path);
+    let step = format!("scanning {name} for column types");
+    let mut scan = CountingReader::start(File::open(path).at(path)?, progress, &step, file_bytes);
+    let (inferred, _) = format
+        .infer_schema(BufReader::new(&mut scan), Some(CSV_INFER_ROWS))
+        .map_err(|e| csv_error(path, e, &header))?;
+    scan.finish();
     let names: Vec<&str> = inferred.fields().iter().map(|f| f.name().as_str()).collect();
     if names.is_empty() {
         return Err(in_file(path, "line 1: no header row"));
@@ -123,10 +139,11 @@ pub fn read_csv_with(path: &Path, overrides: &[(String, ColumnType)], known: &[(
         .collect();
 
     let text_schema = Schema::new(names.iter().map(|name| Field::new(*name, DataType::Utf8, true)).collect::<Vec<_>>());
+    let mut read = CountingReader::start(File::open(path).at(path)?, progress, &format!("reading {name}"), file_bytes);
     let reader = ReaderBuilder::new(Arc::new(text_schema))
         .with_format(format)
         .with_batch_size(BATCH_ROWS)
-        .build(File::open(path).at(path)?)
+        .build(&mut read)
         .map_err(|e| csv_error(path, e, &names))?;
     let mut parts: Vec<Vec<Column>> = vec![Vec::new(); names.len()];
     let mut first_row = 0;
@@ -158,6 +175,7 @@ pub fn read_csv_with(path: &Path, overrides: &[(String, ColumnType)], known: &[(
         }
         first_row += batch.num_rows();
     }
+    read.finish();
     let columns = names
         .iter()
         .zip(&types)
@@ -187,7 +205,14 @@ fn inferred_type(data_type: &DataType) -> ColumnType {
 /// the character; kdb+ nulls (char's space, the empty symbol and string included)
 /// are empty fields. Fields with a comma, quote or line break are quoted.
 pub fn write_csv(table: &Table, path: &Path) -> Result<()> {
+    write_csv_with_progress(table, path, &NoProgress)
+}
+
+/// [`write_csv`], telling `progress` one step in [`Unit::Rows`]: the rows written.
+pub fn write_csv_with_progress(table: &Table, path: &Path, progress: &dyn Progress) -> Result<()> {
+    progress.start(&format!("writing {}", file_name(path)), table.len() as u64, Unit::Rows);
     let mut file = AtomicFile::create(path, Durability::default())?;
+    let mut rows_buffered = 0;
     let mut out = String::with_capacity(CSV_WRITE_CHUNK + 4096);
     // Names are identifiers, so they never need quoting.
     out.push_str(&table.names().join(","));
@@ -211,34 +236,51 @@ pub fn write_csv(table: &Table, path: &Path) -> Result<()> {
             }
         }
         out.push('\n');
+        rows_buffered += 1;
         if out.len() >= CSV_WRITE_CHUNK {
             file.write_all(out.as_bytes())?;
             out.clear();
+            progress.advance(std::mem::take(&mut rows_buffered));
         }
     }
     file.write_all(out.as_bytes())?;
-    file.commit()
+    file.commit()?;
+    progress.advance(rows_buffered);
+    progress.finish();
+    Ok(())
 }
 
 /// Reads a Parquet file, or every `*.parquet` file of a directory in name order
 /// (their columns must agree), into one table. Column types come from `overrides`,
 /// then `strata.type` field metadata, then the Arrow types (see [`crate::arrow`]).
 pub fn read_parquet(path: &Path, overrides: &[(String, ColumnType)]) -> Result<Table> {
-    if !path.is_dir() {
-        return read_parquet_file(path, overrides);
+    read_parquet_with_progress(path, overrides, &NoProgress)
+}
+
+/// [`read_parquet`], telling `progress` one step in [`Unit::Rows`]: the rows of
+/// every file, as their record batches are read.
+pub(crate) fn read_parquet_with_progress(
+    path: &Path,
+    overrides: &[(String, ColumnType)],
+    progress: &dyn Progress,
+) -> Result<Table> {
+    let files = if path.is_dir() { parquet_files(path)? } else { vec![path.to_path_buf()] };
+    // Every file's footer first, for the step's total.
+    let builders = files.iter().map(|file| parquet_reader(file)).collect::<Result<Vec<_>>>()?;
+    let rows = builders.iter().map(|b| u64::try_from(b.metadata().file_metadata().num_rows()).unwrap_or(0)).sum();
+    progress.start(&format!("reading {}", file_name(path)), rows, Unit::Rows);
+    let mut tables = files
+        .iter()
+        .zip(builders)
+        .map(|(file, builder)| read_parquet_file(file, builder, overrides, progress))
+        .collect::<Result<Vec<Table>>>()?;
+    progress.finish();
+    match tables.len() {
+        0 => return Err(in_file(path, "no *.parquet files in the directory")),
+        1 => return Ok(tables.remove(0)),
+        _ => {}
     }
-    let mut files = Vec::new();
-    for entry in fs::read_dir(path).at(path)? {
-        let file = entry.at(path)?.path();
-        if file.extension().is_some_and(|e| e == "parquet") && file.is_file() {
-            files.push(file);
-        }
-    }
-    files.sort();
-    let tables = files.iter().map(|file| read_parquet_file(file, overrides)).collect::<Result<Vec<Table>>>()?;
-    let Some(first) = tables.first() else {
-        return Err(in_file(path, "no *.parquet files in the directory"));
-    };
+    let first = &tables[0];
     let layout = |t: &Table| t.iter().map(|(name, c)| format!("{name}:{}", c.ty())).collect::<Vec<_>>().join(", ");
     for (file, table) in files.iter().zip(&tables).skip(1) {
         if layout(table) != layout(first) {
@@ -258,14 +300,42 @@ pub fn read_parquet(path: &Path, overrides: &[(String, ColumnType)]) -> Result<T
     Table::new(columns).map_err(|e| within(path, e))
 }
 
-fn read_parquet_file(path: &Path, overrides: &[(String, ColumnType)]) -> Result<Table> {
-    let builder = ParquetRecordBatchReaderBuilder::try_new(File::open(path).at(path)?)
-        .map_err(|e| corrupt(path, e.to_string()))?
-        .with_batch_size(BATCH_ROWS);
+/// The `*.parquet` files of directory `dir`, in name order.
+fn parquet_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for entry in fs::read_dir(dir).at(dir)? {
+        let file = entry.at(dir)?.path();
+        if file.extension().is_some_and(|e| e == "parquet") && file.is_file() {
+            files.push(file);
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// A reader of Parquet file `path`, its footer read.
+fn parquet_reader(path: &Path) -> Result<ParquetRecordBatchReaderBuilder<File>> {
+    ParquetRecordBatchReaderBuilder::try_new(File::open(path).at(path)?).map_err(|e| corrupt(path, e.to_string()))
+}
+
+/// The rows of Parquet file `path` (opened as `builder`), advancing `progress` by
+/// each record batch's rows.
+fn read_parquet_file(
+    path: &Path,
+    builder: ParquetRecordBatchReaderBuilder<File>,
+    overrides: &[(String, ColumnType)],
+    progress: &dyn Progress,
+) -> Result<Table> {
+    let builder = builder.with_batch_size(BATCH_ROWS);
     let schema = builder.schema().clone();
     let reader = builder.build().map_err(|e| corrupt(path, e.to_string()))?;
-    let batches =
-        reader.collect::<std::result::Result<Vec<_>, ArrowError>>().map_err(|e| corrupt(path, e.to_string()))?;
+    let batches = reader
+        .map(|batch| {
+            let batch = batch.map_err(|e| corrupt(path, e.to_string()))?;
+            progress.advance(batch.num_rows() as u64);
+            Ok(batch)
+        })
+        .collect::<Result<Vec<_>>>()?;
     table_from_record_batches(&schema, &batches, overrides).map_err(|e| within(path, e))
 }
 
@@ -273,14 +343,33 @@ fn read_parquet_file(path: &Path, overrides: &[(String, ColumnType)]) -> Result<
 /// `strata.type` metadata and symbols are dictionary-encoded, so [`read_parquet`]
 /// restores the table exactly.
 pub fn write_parquet(table: &Table, path: &Path) -> Result<()> {
+    write_parquet_with_progress(table, path, &NoProgress)
+}
+
+/// [`write_parquet`], telling `progress` one step in [`Unit::Rows`]: the rows
+/// handed to the writer, [`BATCH_ROWS`] at a time (the writer makes the same row
+/// groups and pages of them as of the whole table).
+pub fn write_parquet_with_progress(table: &Table, path: &Path, progress: &dyn Progress) -> Result<()> {
+    progress.start(&format!("writing {}", file_name(path)), table.len() as u64, Unit::Rows);
     let batch = table_to_record_batch(table)?;
     let level = ZstdLevel::try_new(PARQUET_ZSTD_LEVEL).expect("a valid zstd level");
     let props = WriterProperties::builder().set_compression(Compression::ZSTD(level)).build();
     let mut file = AtomicFile::create(path, Durability::default())?;
     let mut writer = ArrowWriter::try_new(&mut file, batch.schema(), Some(props)).map_err(|e| in_file(path, e))?;
-    writer.write(&batch).map_err(|e| in_file(path, e))?;
+    for start in (0..batch.num_rows()).step_by(BATCH_ROWS) {
+        let rows = BATCH_ROWS.min(batch.num_rows() - start);
+        writer.write(&batch.slice(start, rows)).map_err(|e| in_file(path, e))?;
+        progress.advance(rows as u64);
+    }
     writer.close().map_err(|e| in_file(path, e))?;
-    file.commit()
+    file.commit()?;
+    progress.finish();
+    Ok(())
+}
+
+/// The last part of `path`, to name a step by.
+fn file_name(path: &Path) -> std::borrow::Cow<'_, str> {
+    path.file_name().unwrap_or(path.as_os_str()).to_string_lossy()
 }
 
 /// An [`StoreError::Invalid`] that starts with `path`.

@@ -23,6 +23,7 @@ pub mod interchange;
 mod maintenance;
 pub mod nulls;
 pub mod partition;
+pub mod progress;
 pub mod schema;
 mod splayed;
 mod sym;

@@ -10,6 +10,7 @@ use strata_codec::CompressionSpec;
 use crate::column::{ColumnFile, FileStats, convert_column_file};
 use crate::durable::Durability;
 use crate::error::{IoContext, Result, StoreError};
+use crate::progress::{Progress, Unit};
 use crate::splayed::{COLUMN_ORDER_FILE, ColumnStats, SplayedTable, string_data_path};
 use crate::table_spec::adapt;
 use crate::types::ColumnType;
@@ -81,14 +82,29 @@ fn column_files(path: &Path) -> Result<Vec<(String, Vec<PathBuf>)>> {
 /// Re-encodes every column file under `path` with `spec` (adapted per column type:
 /// filters or codecs that cannot apply are dropped or replaced, as for table
 /// defaults), each file atomically. `none` decompresses. Returns the new stats.
-pub fn convert_path(path: &Path, spec: &CompressionSpec, durability: Durability) -> Result<Vec<FileStats>> {
-    let mut stats = Vec::new();
-    for (_, files) in column_files(path)? {
-        for file in files {
-            let ty = ColumnFile::open(&file)?.ty();
-            stats.push(convert_column_file(&file, &adapt(spec, ty.element_kind()), durability)?);
-        }
+/// `progress` hears one step in [`Unit::Bytes`] of the files' values
+/// uncompressed, advanced as each file is re-encoded.
+pub fn convert_path(
+    path: &Path,
+    spec: &CompressionSpec,
+    durability: Durability,
+    progress: &dyn Progress,
+) -> Result<Vec<FileStats>> {
+    let mut files = Vec::new();
+    for file in column_files(path)?.into_iter().flat_map(|(_, files)| files) {
+        let column = ColumnFile::open(&file)?;
+        let (ty, raw_bytes) = (column.ty(), column.stats(&file).raw_bytes);
+        files.push((file, ty, raw_bytes));
     }
+    let verb = if *spec == CompressionSpec::none() { "decompressing" } else { "compressing" };
+    let name = path.file_name().unwrap_or(path.as_os_str()).to_string_lossy();
+    progress.start(&format!("{verb} {name}"), files.iter().map(|(_, _, raw)| raw).sum(), Unit::Bytes);
+    let mut stats = Vec::with_capacity(files.len());
+    for (file, ty, raw_bytes) in files {
+        stats.push(convert_column_file(&file, &adapt(spec, ty.element_kind()), durability)?);
+        progress.advance(raw_bytes);
+    }
+    progress.finish();
     Ok(stats)
 }
 
@@ -125,6 +141,7 @@ pub fn stats_path(path: &Path) -> Result<Vec<ColumnStats>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::progress::{NoProgress, ProgressLog};
     use crate::{Column, Database, Table, TableLocation, TableWrite};
 
     #[test]
@@ -153,14 +170,25 @@ mod tests {
             ["trade/time", "trade/price", "trade/id"]
         );
         assert!(before.iter().all(|s| s.spec == CompressionSpec::none()));
-        let converted = convert_path(&partition, &"delta+zstd:1".parse().unwrap(), Durability::Rename).unwrap();
+        let log = ProgressLog::default();
+        let converted = convert_path(&partition, &"delta+zstd:1".parse().unwrap(), Durability::Rename, &log).unwrap();
         assert_eq!(converted.len(), 4, "string columns have two files");
+        // time and price, id's offsets (n + 1 of them) and its bytes.
+        let id_bytes: u64 = (0..n).map(|i| format!("T{i}").len() as u64).sum();
+        let raw = 2 * 8 * n as u64 + 8 * (n as u64 + 1) + id_bytes;
+        let steps = log.complete_steps().unwrap();
+        assert_eq!(
+            steps.iter().map(|s| (s.name.as_str(), s.total)).collect::<Vec<_>>(),
+            [("compressing 2024.05.01", raw)]
+        );
+        assert_eq!(steps[0].advances.len(), 4, "one advance per file");
         let after = stats_path(&partition).unwrap();
         assert_eq!(after[0].spec.to_string(), "delta+zstd:1");
         assert_eq!(after[1].spec.to_string(), "zstd:1", "delta cannot apply to floats");
         assert!(after.iter().zip(&before).all(|(a, b)| a.stored_bytes < b.stored_bytes && a.raw_bytes == b.raw_bytes));
         assert_eq!(db.read_table(&TableLocation::Partition(date, "trade".into())).unwrap(), table);
-        convert_path(&partition.join("trade").join("time"), &CompressionSpec::none(), Durability::Rename).unwrap();
+        let time = partition.join("trade").join("time");
+        convert_path(&time, &CompressionSpec::none(), Durability::Rename, &NoProgress).unwrap();
         assert_eq!(stats_path(&partition.join("trade")).unwrap()[0].spec, CompressionSpec::none());
         assert!(classify(dir.path().join("nothing").as_path()).is_err());
     }

@@ -17,6 +17,7 @@ use crate::column::{ColumnFile, FileStats, write_column_file};
 use crate::column_data::{Column, SymbolDomain};
 use crate::durable::{Durability, sync_parent, write_atomic};
 use crate::error::{IoContext, Result, StoreError, corrupt};
+use crate::progress::{NoProgress, Progress, Unit};
 use crate::table::{Table, is_valid_name};
 use crate::table_spec::{TableSpec, adapt};
 use crate::types::{Attribute, ColumnType};
@@ -53,6 +54,17 @@ impl Default for WriteOptions {
 /// checked before anything is written; columns (and their blocks) are written in
 /// parallel on the current rayon pool.
 pub fn write_splayed(dir: &Path, table: &Table, options: &WriteOptions) -> Result<()> {
+    write_splayed_with_progress(dir, table, options, &NoProgress)
+}
+
+/// [`write_splayed`], telling `progress` one step in [`Unit::Bytes`] of column
+/// values ([`Column::written_bytes`]), advanced as each column's files are written.
+pub(crate) fn write_splayed_with_progress(
+    dir: &Path,
+    table: &Table,
+    options: &WriteOptions,
+    progress: &dyn Progress,
+) -> Result<()> {
     let parent = dir.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     if parent.is_dir() {
@@ -82,6 +94,8 @@ pub fn write_splayed(dir: &Path, table: &Table, options: &WriteOptions) -> Resul
     let staging = staging_dir(parent, &name);
     fs::create_dir(&staging).at(&staging)?;
     let durability = options.durability;
+    let bytes = table.columns().iter().map(Column::written_bytes).sum();
+    progress.start(&format!("writing {name}"), bytes, Unit::Bytes);
     let written = (0..table.names().len()).into_par_iter().try_for_each(|i| {
         let (name, column) = (&table.names()[i], &table.columns()[i]);
         let path = staging.join(name);
@@ -103,6 +117,7 @@ pub fn write_splayed(dir: &Path, table: &Table, options: &WriteOptions) -> Resul
         if let Some(index) = &indexes[i] {
             write_index(&index_path(&staging, name, attributes[i]), index, durability)?;
         }
+        progress.advance(column.written_bytes());
         Ok::<(), StoreError>(())
     });
     if let Err(e) = written {
@@ -114,7 +129,9 @@ pub fn write_splayed(dir: &Path, table: &Table, options: &WriteOptions) -> Resul
     if durability == Durability::Fsync {
         sync_parent(&staging.join(COLUMN_ORDER_FILE))?;
     }
-    replace_dir(&staging, dir, durability)
+    replace_dir(&staging, dir, durability)?;
+    progress.finish();
+    Ok(())
 }
 
 /// A new staging directory name for table `name` in `parent`:

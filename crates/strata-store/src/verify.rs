@@ -34,6 +34,7 @@ use crate::database::Database;
 use crate::date::Date;
 use crate::error::{Result, StoreError};
 use crate::partition::PartitionStatus;
+use crate::progress::{NoProgress, Progress, Unit};
 use crate::schema::{SchemaMismatch, TableSchema};
 use crate::splayed::{COLUMN_ORDER_FILE, SplayedTable, string_data_path};
 use crate::sym::RecordStatus;
@@ -196,6 +197,16 @@ const RESTORE_COLUMN: &str = "the column's values are stored only here: restore 
 /// cannot be listed, or the scope names a partition or table it does not have;
 /// everything found in files is a [`Finding`] in the report.
 pub fn verify_database(db: &Database, scope: &VerifyScope) -> Result<VerifyReport> {
+    verify_database_with_progress(db, scope, &NoProgress)
+}
+
+/// [`verify_database`], telling `progress` one step in [`Unit::Bytes`] of the
+/// table directories' files, advanced as their columns are checked.
+pub fn verify_database_with_progress(
+    db: &Database,
+    scope: &VerifyScope,
+    progress: &dyn Progress,
+) -> Result<VerifyReport> {
     let mut report = VerifyReport::default();
     let symbols = verify_sym(db, &mut report);
     let mut tables: Vec<PathBuf> = Vec::new();
@@ -224,9 +235,51 @@ pub fn verify_database(db: &Database, scope: &VerifyScope) -> Result<VerifyRepor
             return Err(StoreError::Invalid(format!("{}: no table {name} in the scope given", db.root().display())));
         }
     }
-    let per_table: Vec<VerifyReport> = tables.par_iter().map(|dir| verify_table(dir, symbols)).collect();
+    let sizes: Vec<u64> = tables.iter().map(|dir| files_bytes(dir)).collect();
+    let name = db.root().file_name().unwrap_or(db.root().as_os_str()).to_string_lossy();
+    progress.start(&format!("verifying {name}"), sizes.iter().sum(), Unit::Bytes);
+    let per_table: Vec<VerifyReport> = tables
+        .par_iter()
+        .zip(&sizes)
+        .map(|(dir, &bytes)| {
+            let mut share = TableShare { progress, left: bytes };
+            let report = verify_table(dir, symbols, &mut share);
+            share.done();
+            report
+        })
+        .collect();
+    progress.finish();
     per_table.into_iter().for_each(|r| report.merge(r));
     Ok(report)
+}
+
+/// Bytes of the files in directory `dir` (a table's share of the verify step;
+/// what cannot be listed counts nothing, and is reported by the table's checks).
+fn files_bytes(dir: &Path) -> u64 {
+    let Ok(entries) = fs::read_dir(dir) else { return 0 };
+    entries.flatten().filter_map(|e| e.metadata().ok()).filter(|m| m.is_file()).map(|m| m.len()).sum()
+}
+
+/// One table's share of the verify step: advanced by the bytes its checks read,
+/// never past the table's files' size at the start, which it reaches when the
+/// table is done (files that could not be read count as checked).
+struct TableShare<'a> {
+    progress: &'a dyn Progress,
+    left: u64,
+}
+
+impl TableShare<'_> {
+    fn advance(&mut self, bytes: u64) {
+        let bytes = bytes.min(self.left);
+        if bytes > 0 {
+            self.left -= bytes;
+            self.progress.advance(bytes);
+        }
+    }
+
+    fn done(mut self) {
+        self.advance(self.left);
+    }
 }
 
 /// Checks partition `date`'s completion record (`.partition`, see
@@ -416,8 +469,8 @@ struct CheckedColumn {
 }
 
 /// Checks one table directory. `symbols`: how many symbols the sym file holds, when
-/// it is sound.
-fn verify_table(dir: &Path, symbols: Option<usize>) -> VerifyReport {
+/// it is sound; `share` hears the bytes of each column checked.
+fn verify_table(dir: &Path, symbols: Option<usize>, share: &mut TableShare<'_>) -> VerifyReport {
     let mut report = VerifyReport { tables: 1, ..Default::default() };
     let order = dir.join(COLUMN_ORDER_FILE);
     let listed = match SplayedTable::open(dir) {
@@ -463,6 +516,7 @@ fn verify_table(dir: &Path, symbols: Option<usize>) -> VerifyReport {
     let mut expected_rows: Option<(String, u64)> = None;
     for name in &columns {
         let path = dir.join(name);
+        let read_before = report.bytes;
         let Some(column) = verify_column_file(&path, &mut report, needs_values) else { continue };
         let rows = if column.ty == ColumnType::String { column.rows.saturating_sub(1) } else { column.rows };
         match &expected_rows {
@@ -478,6 +532,7 @@ fn verify_table(dir: &Path, symbols: Option<usize>) -> VerifyReport {
         }
         verify_values(&path, &column, symbols, &mut report);
         verify_attribute_index(dir, name, &column, &mut report);
+        share.advance(report.bytes - read_before);
     }
     report
 }

@@ -31,7 +31,8 @@ mod sequence;
 mod trade;
 pub mod universe;
 
-use strata_store::{Attribute, Column, ColumnType, Database, Date, Table, TableLocation, TableWrite};
+use strata_store::progress::{NoProgress, Progress};
+use strata_store::{Attribute, Column, ColumnType, Database, Date, Table, TableLocation, TableWrite, WriteMode};
 
 pub use quote::QUOTE_SCHEMA;
 pub use trade::TRADE_SCHEMA;
@@ -126,10 +127,18 @@ pub struct NotTaqError {
 /// # Panics
 /// If `config.syms` is 0.
 pub fn generate(config: &TaqConfig) -> TaqDay {
+    generate_with_progress(config, &NoProgress)
+}
+
+/// [`generate`], telling `progress` two steps in rows: the quotes, then the trades.
+///
+/// # Panics
+/// If `config.syms` is 0.
+pub fn generate_with_progress(config: &TaqConfig, progress: &dyn Progress) -> TaqDay {
     let universe = universe::instruments(config.syms, config.seed);
     TaqDay {
-        quote: quote::quotes(&universe, config.quotes, config.seed),
-        trade: trade::trades(&universe, config.trades, config.seed),
+        quote: quote::quotes(&universe, config.quotes, config.seed, progress),
+        trade: trade::trades(&universe, config.trades, config.seed, progress),
     }
 }
 
@@ -179,6 +188,17 @@ pub fn normalise(day: &TaqDay) -> (Table, Table) {
 /// column. `how` supplies the compression (its sort and attribute lists are
 /// replaced by those).
 pub fn write_day(db: &Database, date: Date, day: &TaqDay, how: &TableWrite) -> strata_store::Result<()> {
+    write_day_with_progress(db, date, day, how, &NoProgress)
+}
+
+/// [`write_day`], telling `progress` one step per table, in bytes of its values.
+pub fn write_day_with_progress(
+    db: &Database,
+    date: Date,
+    day: &TaqDay,
+    how: &TableWrite,
+    progress: &dyn Progress,
+) -> strata_store::Result<()> {
     let (quote_norm, trade_norm) = normalise(day);
     for (name, table, sym, time) in [
         (QUOTE_TABLE, &day.quote, "Symbol", "Time"),
@@ -191,7 +211,8 @@ pub fn write_day(db: &Database, date: Date, day: &TaqDay, how: &TableWrite) -> s
             attributes: vec![(sym.to_string(), Attribute::Parted)],
             ..how.clone()
         };
-        db.write_table(&TableLocation::Partition(date, name.to_string()), table, &how)?;
+        let location = TableLocation::Partition(date, name.to_string());
+        db.write_table_as(&location, table, &how, WriteMode::Merge, progress)?;
     }
     Ok(())
 }

@@ -9,16 +9,19 @@ use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
 use strata_store::arrow::table_to_record_batch;
+use strata_store::progress::{Progress, Unit};
 use strata_store::{Date, StoreError, Table};
 
 /// Writes `table` (sorted by `symbol_column`) to `dir/<name>/date=YYYY-MM-DD/part-0.parquet`
 /// with one row group per run of equal symbols, zstd level 1. Returns the file.
+/// `progress` hears one step in rows, advanced row group by row group.
 pub fn write_hive(
     dir: &Path,
     name: &str,
     date: Date,
     table: &Table,
     symbol_column: &str,
+    progress: &dyn Progress,
 ) -> Result<PathBuf, StoreError> {
     let (y, m, d) = date.ymd();
     let part_dir = dir.join(name).join(format!("date={y:04}-{m:02}-{d:02}"));
@@ -34,20 +37,25 @@ pub fn write_hive(
         .build();
     let file = File::create(&path).map_err(|source| StoreError::Io { path: path.clone(), source })?;
     let mut writer = ArrowWriter::try_new(file, batch.schema(), Some(props)).map_err(|e| fail(e.to_string()))?;
+    progress.start(&format!("writing {name} as Parquet"), keys.len() as u64, Unit::Rows);
     let mut start = 0;
     while start < keys.len() {
         let end = start + keys[start..].iter().take_while(|&&k| k == keys[start]).count();
         writer.write(&batch.slice(start, end - start)).map_err(|e| fail(e.to_string()))?;
         writer.flush().map_err(|e| fail(e.to_string()))?;
+        progress.advance((end - start) as u64);
         start = end;
     }
     writer.close().map_err(|e| fail(e.to_string()))?;
+    progress.finish();
     Ok(path)
 }
 
 #[cfg(test)]
 mod tests {
     use parquet::file::reader::{FileReader, SerializedFileReader};
+
+    use strata_store::progress::ProgressLog;
 
     use super::*;
     use crate::{TaqConfig, generate};
@@ -57,13 +65,17 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let config = TaqConfig { quotes: 3_000, trades: 300, syms: 12, ..TaqConfig::default() };
         let day = generate(&config);
-        let path = write_hive(dir.path(), "trade", config.date, &day.trade, "Symbol").unwrap();
+        let log = ProgressLog::default();
+        let path = write_hive(dir.path(), "trade", config.date, &day.trade, "Symbol", &log).unwrap();
         assert!(path.ends_with("trade/date=2022-03-31/part-0.parquet"), "{}", path.display());
         let reader = SerializedFileReader::new(File::open(&path).unwrap()).unwrap();
         let keys = day.trade.column("Symbol").unwrap().values::<u32>();
         let mut distinct = keys.to_vec();
         distinct.dedup();
         assert_eq!(reader.metadata().num_row_groups(), distinct.len());
+        let steps = log.complete_steps().unwrap();
+        assert_eq!((steps[0].name.as_str(), steps[0].total), ("writing trade as Parquet", day.trade.len() as u64));
+        assert_eq!(steps[0].advances.len(), distinct.len(), "one advance per row group");
         let back = strata_store::interchange::read_parquet(&path, &[]).unwrap();
         assert_eq!(back.len(), day.trade.len());
         assert_eq!(back.column("TradeId").unwrap().string(5), day.trade.column("TradeId").unwrap().string(5));

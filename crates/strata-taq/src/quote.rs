@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use strata_store::progress::{Progress, Unit};
 use strata_store::{Column, ColumnType, Table};
 
 use crate::clock::{Bursts, Profile, event_times};
@@ -70,7 +71,8 @@ fn rate(name: &str) -> f64 {
 }
 
 /// Generates the quote table: `rows` quotes over `universe`, sorted by Symbol, Time.
-pub fn quotes(universe: &[Instrument], rows: usize, seed: u64) -> Table {
+/// `progress` hears one step in rows, advanced instrument by instrument.
+pub fn quotes(universe: &[Instrument], rows: usize, seed: u64, progress: &dyn Progress) -> Table {
     let profile = Profile::us_equities();
     let weights: Vec<f64> = universe.iter().map(|i| i.weight).collect();
     let counts = allocate(&weights, rows, 1);
@@ -110,6 +112,7 @@ pub fn quotes(universe: &[Instrument], rows: usize, seed: u64) -> Table {
     let mut channels = Vec::with_capacity(rows);
     let channel_of = channels_by_activity(&weights, QUOTE_CHANNELS);
 
+    progress.start("generating quotes", rows as u64, Unit::Rows);
     for (index, (instrument, &n)) in universe.iter().zip(&counts).enumerate() {
         let mut rng = Rng::fork(seed, 0x5155_0000 + index as u64);
         let times = event_times(n, &profile, bursts, &mut rng);
@@ -142,7 +145,9 @@ pub fn quotes(universe: &[Instrument], rows: usize, seed: u64) -> Table {
             participant.push(participant_time(t, v, &mut rng));
             channels.push(channel_of[index]);
         }
+        progress.advance(n as u64);
     }
+    progress.finish();
     let sequence = channel_sequence(&time, &channels, QUOTE_CHANNELS);
 
     let mut rng = Rng::fork(seed, 0x5155_4c47);

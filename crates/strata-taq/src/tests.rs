@@ -1,5 +1,6 @@
 //! Tests of the generated day: schema, determinism, order, and the written partition.
 
+use strata_store::progress::{ProgressLog, Unit};
 use strata_store::{Attribute, ColumnType, Database, TableLocation, TableWrite};
 
 use super::*;
@@ -74,9 +75,27 @@ fn write_day_writes_four_parted_tables() {
     let dir = tempfile::tempdir().unwrap();
     let db = Database::open(dir.path()).unwrap();
     let config = small();
-    let day = generate(&config);
-    write_day(&db, config.date, &day, &TableWrite::default()).unwrap();
+    let log = ProgressLog::default();
+    let day = generate_with_progress(&config, &log);
+    assert_eq!(day, generate(&config), "progress changes nothing");
+    write_day_with_progress(&db, config.date, &day, &TableWrite::default(), &log).unwrap();
     assert_eq!(db.tables(Some(config.date)).unwrap(), ["quote", "quoteNorm", "trade", "tradeNorm"]);
+    let steps = log.complete_steps().unwrap();
+    let named: Vec<_> = steps.iter().map(|s| (s.name.as_str(), s.unit)).collect();
+    assert_eq!(
+        named,
+        [
+            ("generating quotes", Unit::Rows),
+            ("generating trades", Unit::Rows),
+            ("writing quote", Unit::Bytes),
+            ("writing trade", Unit::Bytes),
+            ("writing quoteNorm", Unit::Bytes),
+            ("writing tradeNorm", Unit::Bytes),
+        ]
+    );
+    assert_eq!((steps[0].total, steps[1].total), (config.quotes as u64, config.trades as u64));
+    assert_eq!(steps[0].advances.len(), config.syms, "quotes are told instrument by instrument");
+    assert_eq!(steps[2].advances.len(), QUOTE_SCHEMA.len(), "a table's write is told column by column");
     for (table, sym) in [("quote", "Symbol"), ("quoteNorm", "sym"), ("trade", "Symbol"), ("tradeNorm", "sym")] {
         let location = TableLocation::Partition(config.date, table.to_string());
         let stats = db.open_table(&location).unwrap().stats().unwrap();

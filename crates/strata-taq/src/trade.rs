@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use strata_store::progress::{Progress, Unit};
 use strata_store::{Column, ColumnType, Table};
 
 use crate::clock::{Bursts, Profile, event_times};
@@ -66,7 +67,8 @@ fn rate(name: &str) -> f64 {
 
 /// Generates the trade table: `rows` trades over `universe`, sorted by Symbol, Time.
 /// Symbols with little activity may have no trades, as in a real day.
-pub fn trades(universe: &[Instrument], rows: usize, seed: u64) -> Table {
+/// `progress` hears one step in rows, advanced instrument by instrument.
+pub fn trades(universe: &[Instrument], rows: usize, seed: u64, progress: &dyn Progress) -> Table {
     let profile = Profile::us_equities();
     let weights: Vec<f64> = universe.iter().map(|i| i.weight).collect();
     let counts = allocate(&weights, rows, 0);
@@ -96,6 +98,7 @@ pub fn trades(universe: &[Instrument], rows: usize, seed: u64) -> Table {
     let mut channels = Vec::with_capacity(rows);
     let channel_of = channels_by_activity(&weights, TRADE_CHANNELS);
 
+    progress.start("generating trades", rows as u64, Unit::Rows);
     for (index, (instrument, &n)) in universe.iter().zip(&counts).enumerate() {
         let mut rng = Rng::fork(seed, 0x5452_0000 + index as u64);
         let times = event_times(n, &profile, bursts, &mut rng);
@@ -143,7 +146,9 @@ pub fn trades(universe: &[Instrument], rows: usize, seed: u64) -> Table {
             trf_time.push(if v == b'D' { (t - rng.log_uniform(1e5, 1e8) as i64).max(0) } else { 0 });
             channels.push(channel_of[index]);
         }
+        progress.advance(n as u64);
     }
+    progress.finish();
     let sequence = channel_sequence(&time, &channels, TRADE_CHANNELS);
     let trade_id = trade_ids(&time, &exchange);
 

@@ -38,14 +38,15 @@ fn durability(no_fsync: bool) -> Durability {
 
 /// Runs `strata compress`.
 pub fn run(args: CompressArgs) -> CliResult {
-    convert_path(&args.path, &args.spec, durability(args.no_fsync))?;
+    convert_path(&args.path, &args.spec, durability(args.no_fsync), &*crate::progress::on_stderr())?;
     println!("{}", stats_table(&stats_path(&args.path)?));
     Ok(())
 }
 
 /// Runs `strata decompress`.
 pub fn run_decompress(args: DecompressArgs) -> CliResult {
-    convert_path(&args.path, &CompressionSpec::none(), durability(args.no_fsync))?;
+    let progress = crate::progress::on_stderr();
+    convert_path(&args.path, &CompressionSpec::none(), durability(args.no_fsync), &*progress)?;
     println!("{}", stats_table(&stats_path(&args.path)?));
     Ok(())
 }

@@ -52,9 +52,10 @@ pub fn run(args: ExportArgs) -> CliResult {
         }
     };
     let table = db.read_table(&location)?;
+    let progress = crate::progress::on_stderr();
     match format {
-        Format::Csv => interchange::write_csv(&table, &args.out)?,
-        Format::Parquet => interchange::write_parquet(&table, &args.out)?,
+        Format::Csv => interchange::write_csv_with_progress(&table, &args.out, &*progress)?,
+        Format::Parquet => interchange::write_parquet_with_progress(&table, &args.out, &*progress)?,
     }
     println!("exported {} rows to {}", table.len(), args.out.display());
     Ok(())

@@ -7,7 +7,7 @@ use std::time::Instant;
 use clap::{Args, Subcommand};
 use strata_codec::CompressionSpec;
 use strata_store::{Database, Date, TableSpec, TableWrite};
-use strata_taq::{TaqConfig, TaqDay, generate, normalise, nyse, parquet, write_day};
+use strata_taq::{TaqConfig, TaqDay, generate_with_progress, normalise, nyse, parquet, write_day_with_progress};
 
 use super::CliResult;
 
@@ -75,15 +75,13 @@ fn taq(args: TaqArgs) -> CliResult {
         return Err("--syms must be at least 1".into());
     }
     let started = Instant::now();
+    let progress = crate::progress::on_stderr();
     let day: TaqDay = match (&args.nyse_quotes, &args.nyse_trades) {
         (Some(quotes), Some(trades)) => nyse::load_day(quotes, trades)?,
-        _ => generate(&TaqConfig {
-            date: args.date,
-            quotes: args.quotes,
-            trades: args.trades,
-            syms: args.syms,
-            seed: args.seed,
-        }),
+        _ => generate_with_progress(
+            &TaqConfig { date: args.date, quotes: args.quotes, trades: args.trades, syms: args.syms, seed: args.seed },
+            &*progress,
+        ),
     };
     let made = started.elapsed();
     let spec = match (&args.spec, &args.table_spec) {
@@ -92,7 +90,7 @@ fn taq(args: TaqArgs) -> CliResult {
         (None, None) => TableSpec::default(),
     };
     let db = Database::open(&args.db)?;
-    write_day(&db, args.date, &day, &TableWrite { spec, ..TableWrite::default() })?;
+    write_day_with_progress(&db, args.date, &day, &TableWrite { spec, ..TableWrite::default() }, &*progress)?;
     println!(
         "wrote {} quotes and {} trades (with quoteNorm, tradeNorm) into {} in {:.1} s ({:.1} s to {})",
         day.quote.len(),
@@ -110,7 +108,7 @@ fn taq(args: TaqArgs) -> CliResult {
             ("quoteNorm", &quote_norm, "sym"),
             ("tradeNorm", &trade_norm, "sym"),
         ] {
-            let path = parquet::write_hive(dir, name, args.date, table, sym)?;
+            let path = parquet::write_hive(dir, name, args.date, table, sym, &*progress)?;
             println!("wrote {}", path.display());
         }
     }

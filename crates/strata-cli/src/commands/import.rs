@@ -103,7 +103,8 @@ pub fn run(args: ImportArgs) -> CliResult {
         None => TableLocation::Splayed(args.table.clone()),
     };
     let options = ImportOptions { overrides, how, mode, cast: args.cast };
-    let report = import_file(&db, &args.file, &location, &options).map_err(|e| match e {
+    let progress = crate::progress::on_stderr();
+    let report = import_file(&db, &args.file, &location, &options, &*progress).map_err(|e| match e {
         StoreError::Schema { problem: SchemaMismatch::Type { .. }, .. } if !args.cast => {
             format!("{e}; --cast converts the column when no value changes").into()
         }

@@ -5,7 +5,7 @@
 use std::time::Instant;
 
 use clap::Args;
-use strata_store::verify::{VerifyScope, verify_database};
+use strata_store::verify::{VerifyScope, verify_database_with_progress};
 use strata_store::{Database, Date};
 
 use super::{CliResult, database_arg};
@@ -29,7 +29,8 @@ pub fn run(args: VerifyArgs) -> CliResult {
     let root = args.database.resolve("strata verify --db DIR")?;
     let db = Database::open_existing(&root)?;
     let started = Instant::now();
-    let report = verify_database(&db, &VerifyScope { partition: args.partition, table: args.table })?;
+    let scope = VerifyScope { partition: args.partition, table: args.table };
+    let report = verify_database_with_progress(&db, &scope, &*crate::progress::on_stderr())?;
     for finding in &report.findings {
         println!("{finding}");
     }

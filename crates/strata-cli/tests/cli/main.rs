@@ -10,6 +10,7 @@ mod damage;
 mod eod;
 mod help;
 mod integrity;
+mod progress;
 mod schema;
 mod sql;
 mod storage;

@@ -57,6 +57,24 @@ fn an_intact_database_has_no_findings() {
 }
 
 #[test]
+fn verifying_tells_the_bytes_of_every_table_file_column_by_column() {
+    let (_dir, db) = database();
+    let log = crate::progress::ProgressLog::default();
+    verify_database_with_progress(&db, &VerifyScope::default(), &log).unwrap();
+    let steps = log.complete_steps().unwrap();
+    let table_bytes: u64 = ["trade", "quote"]
+        .iter()
+        .flat_map(|t| fs::read_dir(table_dir(&db, t)).unwrap())
+        .map(|entry| entry.unwrap().metadata().unwrap().len())
+        .sum();
+    assert_eq!(steps.len(), 1, "{steps:?}");
+    assert!(steps[0].name.starts_with("verifying "), "{}", steps[0].name);
+    assert_eq!((steps[0].total, steps[0].unit), (table_bytes, crate::progress::Unit::Bytes));
+    // Three columns a table, each told when checked (.d and sym.parted at the end).
+    assert!(steps[0].advances.len() >= 6, "{:?}", steps[0].advances);
+}
+
+#[test]
 fn a_flipped_value_in_a_plain_column_is_found_with_its_byte_range() {
     let (_dir, db) = database();
     let path = table_dir(&db, "trade").join("size");
