@@ -165,6 +165,9 @@ impl Engine {
         // window or join over that order merges the scan's sorted partitions
         // instead of sorting every row again.
         config.options_mut().optimizer.prefer_existing_sort = true;
+        // The first rows of every group from a heap per group, not a sort of all rows
+        // (see `window_top_k`).
+        config.options_mut().optimizer.enable_window_topn = true;
         let mut runtime_env = RuntimeEnvBuilder::new();
         if let Some(limit) = options.memory_limit {
             // A limit is a limit: no spilling to temporary files past it.
@@ -176,6 +179,7 @@ impl Engine {
             .with_runtime_env(runtime_env.build_arc()?)
             .with_default_features()
             .with_query_planner(Arc::new(StrataQueryPlanner))
+            .with_physical_optimizer_rules(crate::window_top_k::physical_rules())
             .build();
         let ctx = SessionContext::new_with_state(state);
         ctx.add_analyzer_rule(Arc::new(AsofRule));

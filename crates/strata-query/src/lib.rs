@@ -26,6 +26,7 @@ pub mod join;
 pub mod memory;
 pub mod output;
 pub mod table;
+mod window_top_k;
 
 pub use datafusion;
 pub use engine::{Engine, EngineOptions};

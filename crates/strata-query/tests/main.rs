@@ -12,5 +12,6 @@ mod query {
     pub mod nulls;
     pub mod pushdown;
     pub mod read_only;
+    pub mod top_k;
     pub mod window;
 }
