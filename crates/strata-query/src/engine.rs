@@ -11,6 +11,8 @@ use datafusion::execution::SessionStateBuilder;
 use datafusion::execution::disk_manager::{DiskManagerBuilder, DiskManagerMode};
 use datafusion::execution::runtime_env::RuntimeEnvBuilder;
 use datafusion::logical_expr::{LogicalPlan, ScalarUDF};
+use datafusion::physical_optimizer::PhysicalOptimizerRule;
+use datafusion::physical_optimizer::optimizer::PhysicalOptimizer;
 use datafusion::prelude::{SQLOptions, SessionConfig, SessionContext};
 use datafusion::sql::parser::{DFParser, Statement as DfStatement};
 use datafusion::sql::sqlparser::ast::Statement as SqlStatement;
@@ -26,7 +28,9 @@ use crate::join::condition::JoinMarker;
 use crate::join::sql::{ASOF_MARKER, WINDOW_MARKER, blank_time_joins, mark_time_joins};
 use crate::join::window::plan::WindowRule;
 use crate::memory::MemoryTable;
+use crate::rolling::RollingWindows;
 use crate::table::{ScanCounters, ScanStats, StrataTable};
+use crate::window_top_k::WindowTopK;
 
 /// How an engine runs queries.
 #[derive(Clone, Debug)]
@@ -153,6 +157,23 @@ pub struct Engine {
     allow_write: bool,
 }
 
+/// DataFusion's physical optimizer rules with Strata's window operators where its
+/// own `WindowTopN` stood: [`WindowTopK`] (the first rows of each group) and then
+/// [`RollingWindows`] (windows over the stored order), both before the rules that
+/// add the sorts and repartitions a window needs, so those serve the new operators.
+fn physical_rules() -> Vec<Arc<dyn PhysicalOptimizerRule + Send + Sync>> {
+    let mut rules: Vec<Arc<dyn PhysicalOptimizerRule + Send + Sync>> = Vec::new();
+    for rule in PhysicalOptimizer::new().rules {
+        if rule.name() == crate::window_top_k::DATAFUSION_RULE {
+            rules.push(Arc::new(WindowTopK));
+            rules.push(Arc::new(RollingWindows));
+        } else {
+            rules.push(rule);
+        }
+    }
+    rules
+}
+
 impl Engine {
     /// An engine with no database: register in-memory tables to query.
     pub fn new(options: &EngineOptions) -> Result<Engine> {
@@ -166,7 +187,7 @@ impl Engine {
         // instead of sorting every row again.
         config.options_mut().optimizer.prefer_existing_sort = true;
         // The first rows of every group from a heap per group, not a sort of all rows
-        // (see `window_top_k`).
+        // (see `window_top_k` and `physical_rules`).
         config.options_mut().optimizer.enable_window_topn = true;
         let mut runtime_env = RuntimeEnvBuilder::new();
         if let Some(limit) = options.memory_limit {
@@ -179,7 +200,7 @@ impl Engine {
             .with_runtime_env(runtime_env.build_arc()?)
             .with_default_features()
             .with_query_planner(Arc::new(StrataQueryPlanner))
-            .with_physical_optimizer_rules(crate::window_top_k::physical_rules())
+            .with_physical_optimizer_rules(physical_rules())
             .build();
         let ctx = SessionContext::new_with_state(state);
         ctx.add_analyzer_rule(Arc::new(AsofRule));

@@ -25,6 +25,7 @@ pub mod functions;
 pub mod join;
 pub mod memory;
 pub mod output;
+mod rolling;
 pub mod table;
 mod window_top_k;
 

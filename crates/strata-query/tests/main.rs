@@ -12,6 +12,7 @@ mod query {
     pub mod nulls;
     pub mod pushdown;
     pub mod read_only;
+    pub mod rolling;
     pub mod top_k;
     pub mod window;
 }

@@ -24,7 +24,7 @@ use datafusion::common::{DFSchema, Result, ScalarValue};
 use datafusion::logical_expr::expr::{Between, Cast, InList, TryCast, WindowFunction};
 use datafusion::logical_expr::expr_rewriter::NamePreserver;
 use datafusion::logical_expr::utils::merge_schema;
-use datafusion::logical_expr::{Expr, ExprSchemable, LogicalPlan, WindowFrameUnits, cast, lit};
+use datafusion::logical_expr::{Expr, ExprSchemable, LogicalPlan, cast, lit};
 use datafusion::optimizer::AnalyzerRule;
 
 use super::planner::meeting;
@@ -144,12 +144,14 @@ fn minute_text(expr: &Expr) -> Option<String> {
     }
 }
 
-/// A window ordered by a timespan with a `RANGE` frame, ordered by it as a
-/// timestamp instead.
+/// A window ordered by a timespan, ordered by it as a timestamp instead, which
+/// DataFusion runs `RANGE` frames over. Every such window is, whatever its frame:
+/// the planner has already grouped windows with equal ORDER BY into one node,
+/// which must keep one ORDER BY.
 fn ranged_by_timestamp(mut window: WindowFunction, schema: &DFSchema) -> Result<Transformed<Expr>> {
     let by_timespan =
         window.params.order_by.first().and_then(|s| s.expr.get_type(schema).ok()).is_some_and(|t| is_timespan(&t));
-    if window.params.window_frame.units != WindowFrameUnits::Range || !by_timespan {
+    if !by_timespan {
         return Ok(Transformed::no(Expr::WindowFunction(Box::new(window))));
     }
     let first = &mut window.params.order_by[0];

@@ -58,19 +58,7 @@ mod run_ends;
 pub(crate) struct WindowTopK;
 
 /// The name of the DataFusion rule [`WindowTopK`] replaces.
-const DATAFUSION_RULE: &str = "WindowTopN";
-
-/// DataFusion's physical optimizer rules with [`WindowTopK`] where its own
-/// `WindowTopN` stood, so the rewrite happens before sorts are added.
-pub(crate) fn physical_rules() -> Vec<Arc<dyn PhysicalOptimizerRule + Send + Sync>> {
-    datafusion::physical_optimizer::optimizer::PhysicalOptimizer::new()
-        .rules
-        .into_iter()
-        .map(|rule| -> Arc<dyn PhysicalOptimizerRule + Send + Sync> {
-            if rule.name() == DATAFUSION_RULE { Arc::new(WindowTopK) } else { rule }
-        })
-        .collect()
-}
+pub(crate) const DATAFUSION_RULE: &str = "WindowTopN";
 
 impl PhysicalOptimizerRule for WindowTopK {
     fn optimize(&self, plan: Arc<dyn ExecutionPlan>, config: &ConfigOptions) -> Result<Arc<dyn ExecutionPlan>> {

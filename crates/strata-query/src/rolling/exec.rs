@@ -1,0 +1,285 @@
+//! [`RollingWindowExec`]: window functions computed in one pass down input
+//! already sorted by the partition keys and the window's order.
+
+use std::fmt;
+use std::ops::Range;
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, Int64Array, RecordBatch};
+use arrow_schema::{DataType, SchemaRef, SortOptions};
+use datafusion::arrow::array::make_comparator;
+use datafusion::arrow::compute::{cast, concat_batches, partition};
+use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::common::{Result, internal_datafusion_err};
+use datafusion::execution::TaskContext;
+use datafusion::physical_expr::{Distribution, LexOrdering, OrderingRequirements, PhysicalExpr};
+use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType, replace_children_if_necessary};
+use datafusion::physical_plan::metrics::{BaselineMetrics, ExecutionPlanMetricsSet, MetricsSet};
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::physical_plan::windows::BoundedWindowAggExec;
+use datafusion::physical_plan::{
+    DisplayAs, DisplayFormatType, ExecutionPlan, ExecutionPlanProperties, Partitioning, PlanProperties,
+    SendableRecordBatchStream,
+};
+use futures::StreamExt;
+
+use super::function::{Recognised, RollingFunction, rolling};
+
+/// Computes the window functions of a DataFusion window node in one pass over
+/// its input, sorted by the partition keys and then the window's order (one
+/// partition: several are merged in that order first). It stands in for the
+/// node it was made from, which it keeps for its schema and ordering.
+#[derive(Debug)]
+pub(crate) struct RollingWindowExec {
+    /// The DataFusion node computed here (a `BoundedWindowAggExec`).
+    window: Arc<dyn ExecutionPlan>,
+    /// The order the input must be in: the keys (in any direction), then the
+    /// window's order (`None`: neither keys nor order).
+    input_order: Option<LexOrdering>,
+    properties: Arc<PlanProperties>,
+    metrics: ExecutionPlanMetricsSet,
+}
+
+impl RollingWindowExec {
+    /// The operator for `window` over input in `input_order`, when every one of
+    /// its functions is one it computes.
+    pub(crate) fn try_new(
+        window: Arc<dyn ExecutionPlan>,
+        input_order: Option<LexOrdering>,
+    ) -> Option<RollingWindowExec> {
+        Self::functions(&window)?;
+        let properties = Arc::new(PlanProperties::new(
+            window.equivalence_properties().clone(),
+            Partitioning::UnknownPartitioning(1),
+            EmissionType::Incremental,
+            Boundedness::Bounded,
+        ));
+        Some(RollingWindowExec { window, input_order, properties, metrics: ExecutionPlanMetricsSet::new() })
+    }
+
+    fn node(&self) -> &BoundedWindowAggExec {
+        self.window.downcast_ref::<BoundedWindowAggExec>().expect("made from a BoundedWindowAggExec")
+    }
+
+    /// The functions of `window` as the rolling operator computes them.
+    fn functions(window: &Arc<dyn ExecutionPlan>) -> Option<Vec<Recognised>> {
+        let node = window.downcast_ref::<BoundedWindowAggExec>()?;
+        let schema = node.input().schema();
+        let order = node.window_expr().first()?.order_by();
+        let order_types: Vec<DataType> =
+            order.iter().map(|sort| sort.expr.data_type(&schema)).collect::<Result<_>>().ok()?;
+        node.window_expr().iter().map(|expr| rolling(expr, &schema, &order_types)).collect()
+    }
+}
+
+impl DisplayAs for RollingWindowExec {
+    fn fmt_as(&self, _format: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
+        let names: Vec<&str> = self.node().window_expr().iter().map(|expr| expr.name()).collect();
+        write!(f, "RollingWindowExec: [{}]", names.join(", "))
+    }
+}
+
+impl ExecutionPlan for RollingWindowExec {
+    fn name(&self) -> &str {
+        "RollingWindowExec"
+    }
+
+    fn properties(&self) -> &Arc<PlanProperties> {
+        &self.properties
+    }
+
+    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
+        vec![self.node().input()]
+    }
+
+    fn required_input_distribution(&self) -> Vec<Distribution> {
+        // A partition split across input partitions would restart its frames.
+        vec![Distribution::SinglePartition]
+    }
+
+    fn required_input_ordering(&self) -> Vec<Option<OrderingRequirements>> {
+        vec![self.input_order.clone().map(OrderingRequirements::from)]
+    }
+
+    fn maintains_input_order(&self) -> Vec<bool> {
+        vec![true]
+    }
+
+    fn benefits_from_input_partitioning(&self) -> Vec<bool> {
+        vec![false]
+    }
+
+    fn apply_expressions(
+        &self,
+        f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
+    ) -> Result<TreeNodeRecursion> {
+        self.window.apply_expressions(f)
+    }
+
+    fn with_new_children(self: Arc<Self>, children: Vec<Arc<dyn ExecutionPlan>>) -> Result<Arc<dyn ExecutionPlan>> {
+        let window = replace_children_if_necessary(Arc::clone(&self.window), children)?;
+        let rolling = RollingWindowExec::try_new(window, self.input_order.clone())
+            .ok_or_else(|| internal_datafusion_err!("RollingWindowExec: new input changed the window's functions"))?;
+        Ok(Arc::new(rolling))
+    }
+
+    fn metrics(&self) -> Option<MetricsSet> {
+        Some(self.metrics.clone_inner())
+    }
+
+    fn execute(&self, partition: usize, context: Arc<TaskContext>) -> Result<SendableRecordBatchStream> {
+        let baseline = BaselineMetrics::new(&self.metrics, partition);
+        let node = self.node();
+        let input = node.input().execute(partition, context)?;
+        let first = node.window_expr().first().ok_or_else(|| internal_datafusion_err!("a window with no function"))?;
+        let recognised = Self::functions(&self.window)
+            .ok_or_else(|| internal_datafusion_err!("RollingWindowExec over functions it does not compute"))?;
+        let needs_peers = recognised.iter().any(|r| r.frame.is_some_and(|frame| frame.peers));
+        let reads_order = recognised.iter().any(|r| r.frame.is_some_and(|frame| frame.reads_order()));
+        let rolling = Rolling {
+            keys: first.partition_by().to_vec(),
+            order: first.order_by().iter().map(|sort| Arc::clone(&sort.expr)).collect(),
+            needs_peers,
+            reads_order,
+            functions: recognised.into_iter().map(|r| r.function).collect(),
+            schema: node.schema(),
+            held: None,
+            last_key: None,
+            baseline,
+        };
+        let schema = node.schema();
+        let stream = futures::stream::unfold((input, Some(rolling)), |(mut input, rolling)| async move {
+            let mut rolling = rolling?;
+            loop {
+                let batch = input.next().await;
+                let compute_time = rolling.baseline.elapsed_compute().clone();
+                let _timer = compute_time.timer();
+                let step = match batch {
+                    Some(batch) => batch.and_then(|batch| rolling.push(batch, false)),
+                    None => {
+                        let last = rolling.held.take().map(|held| rolling.push(held, true)).transpose();
+                        return last.map(Option::flatten).transpose().map(|last| (last, (input, None)));
+                    }
+                };
+                match step {
+                    Ok(None) => continue,
+                    Ok(Some(rows)) => return Some((Ok(rows), (input, Some(rolling)))),
+                    Err(e) => return Some((Err(e), (input, None))),
+                }
+            }
+        });
+        Ok(Box::pin(RecordBatchStreamAdapter::new(schema, stream)))
+    }
+}
+
+/// The state of one stream.
+struct Rolling {
+    keys: Vec<Arc<dyn PhysicalExpr>>,
+    order: Vec<Arc<dyn PhysicalExpr>>,
+    /// Some frame ends at the current row's last peer, so a batch's last group of
+    /// peers waits for the next batch, which may hold more of them.
+    needs_peers: bool,
+    /// Some frame reaches back by order value.
+    reads_order: bool,
+    functions: Vec<Box<dyn RollingFunction>>,
+    schema: SchemaRef,
+    /// Rows waiting for the rest of their peers.
+    held: Option<RecordBatch>,
+    /// The partition keys of the last row computed (one-row arrays).
+    last_key: Option<Vec<ArrayRef>>,
+    baseline: BaselineMetrics,
+}
+
+impl Rolling {
+    /// Takes in one batch (`last`: the input has ended); gives back the rows it
+    /// could compute, with their window columns.
+    fn push(&mut self, batch: RecordBatch, last: bool) -> Result<Option<RecordBatch>> {
+        let batch = match self.held.take() {
+            Some(held) => concat_batches(&batch.schema(), [&held, &batch])?,
+            None => batch,
+        };
+        let rows = batch.num_rows();
+        if rows == 0 {
+            return Ok(None);
+        }
+        let evaluate = |exprs: &[Arc<dyn PhysicalExpr>]| -> Result<Vec<ArrayRef>> {
+            exprs.iter().map(|expr| expr.evaluate(&batch)?.into_array(rows)).collect()
+        };
+        let keys = evaluate(&self.keys)?;
+        let mut runs = groups(&keys, rows)?;
+        let mut peers = Vec::new();
+        if self.needs_peers {
+            let mut columns = keys.clone();
+            columns.extend(evaluate(&self.order)?);
+            peers = groups(&columns, rows)?;
+            if !last {
+                // The last peers may go on in the next batch: they wait.
+                let waiting = peers.pop().unwrap_or(0..rows);
+                self.held = Some(batch.slice(waiting.start, rows - waiting.start));
+                if waiting.start == 0 {
+                    return Ok(None);
+                }
+                runs.retain_mut(|run| {
+                    run.end = run.end.min(waiting.start);
+                    run.start < run.end
+                });
+            }
+        }
+        let done = runs.last().map_or(0, |run| run.end);
+        let batch = batch.slice(0, done);
+        let order = if self.reads_order {
+            let [order] = self.order.as_slice() else { return Err(internal_datafusion_err!("one order column")) };
+            let values = order.evaluate(&batch)?.into_array(done)?;
+            Some(cast(&values, &DataType::Int64)?.as_any().downcast_ref::<Int64Array>().cloned().expect("Int64"))
+        } else {
+            None
+        };
+
+        for function in &mut self.functions {
+            function.load(&batch)?;
+        }
+        let continues = self.continues(&keys)?;
+        let mut peer_at = 0;
+        for (n, run) in runs.iter().enumerate() {
+            let first_peer = peer_at;
+            while peer_at < peers.len() && peers[peer_at].start < run.end {
+                peer_at += 1;
+            }
+            for function in &mut self.functions {
+                if n > 0 || !continues {
+                    function.restart();
+                }
+                function.compute(run.clone(), &peers[first_peer..peer_at], order.as_ref());
+            }
+        }
+        self.last_key = Some(keys.iter().map(|key| key.slice(done - 1, 1)).collect());
+
+        let mut columns = batch.columns().to_vec();
+        for function in &mut self.functions {
+            columns.push(function.finish()?);
+        }
+        let computed = RecordBatch::try_new(Arc::clone(&self.schema), columns)?;
+        self.baseline.record_output(computed.num_rows());
+        Ok(Some(computed))
+    }
+
+    /// Whether the first row of `keys` has the keys of the last row computed.
+    fn continues(&self, keys: &[ArrayRef]) -> Result<bool> {
+        let Some(last) = &self.last_key else { return Ok(false) };
+        for (last, key) in last.iter().zip(keys) {
+            if make_comparator(last.as_ref(), key.as_ref(), SortOptions::default())?(0, 0).is_ne() {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+}
+
+/// The runs of equal values of `columns` in their `rows` rows, in order (all
+/// rows when there are no columns).
+fn groups(columns: &[ArrayRef], rows: usize) -> Result<Vec<Range<usize>>> {
+    if columns.is_empty() {
+        return Ok(std::iter::once(0..rows).collect());
+    }
+    Ok(partition(columns)?.ranges())
+}
