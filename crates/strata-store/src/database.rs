@@ -368,7 +368,10 @@ impl Database {
     }
 
     /// The directory of partition `date`: in the root, or in segment
-    /// `days mod segments` when `par.txt` lists segments (as kdb+ spreads dates).
+    /// `days since 1970-01-01 mod segments` when `par.txt` lists segments. kdb+
+    /// counts its days from 2000.01.01, so with more than one segment the two
+    /// place a date in different segments (docs/file-formats.md says so); this
+    /// rule is kept because existing segmented databases are laid out by it.
     pub fn partition_dir(&self, date: Date) -> PathBuf {
         let root = match self.segments.len() {
             0 => &self.root,
