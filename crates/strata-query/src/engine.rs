@@ -29,7 +29,7 @@ use crate::join::sql::{ASOF_MARKER, WINDOW_MARKER, blank_time_joins, mark_time_j
 use crate::join::window::plan::WindowRule;
 use crate::memory::MemoryTable;
 use crate::rolling::RollingWindows;
-use crate::table::{ScanCounters, ScanStats, StrataTable};
+use crate::table::{ReadInOrder, ScanCounters, ScanStats, StrataTable};
 use crate::window_top_k::WindowTopK;
 
 /// How an engine runs queries.
@@ -160,19 +160,29 @@ pub struct Engine {
 /// DataFusion's physical optimizer rules with Strata's window operators where its
 /// own `WindowTopN` stood: [`WindowTopK`] (the first rows of each group) and then
 /// [`RollingWindows`] (windows over the stored order), both before the rules that
-/// add the sorts and repartitions a window needs, so those serve the new operators.
+/// add the sorts and repartitions a window needs, so those serve the new operators;
+/// and [`ReadInOrder`] (a sorted table read in order rather than its partitions
+/// merged) last before the final check, once every merge is in place.
 fn physical_rules() -> Vec<Arc<dyn PhysicalOptimizerRule + Send + Sync>> {
     let mut rules: Vec<Arc<dyn PhysicalOptimizerRule + Send + Sync>> = Vec::new();
     for rule in PhysicalOptimizer::new().rules {
-        if rule.name() == crate::window_top_k::DATAFUSION_RULE {
-            rules.push(Arc::new(WindowTopK));
-            rules.push(Arc::new(RollingWindows));
-        } else {
-            rules.push(rule);
+        match rule.name() {
+            crate::window_top_k::DATAFUSION_RULE => {
+                rules.push(Arc::new(WindowTopK));
+                rules.push(Arc::new(RollingWindows));
+            }
+            FINAL_CHECK => {
+                rules.push(Arc::new(ReadInOrder));
+                rules.push(rule);
+            }
+            _ => rules.push(rule),
         }
     }
     rules
 }
+
+/// DataFusion's last physical rule, which checks the plan's requirements.
+const FINAL_CHECK: &str = "SanityCheckPlan";
 
 impl Engine {
     /// An engine with no database: register in-memory tables to query.

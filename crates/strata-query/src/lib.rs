@@ -26,6 +26,7 @@ pub mod join;
 pub mod memory;
 pub mod output;
 mod rolling;
+mod runs;
 pub mod table;
 mod window_top_k;
 

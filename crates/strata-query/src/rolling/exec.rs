@@ -2,13 +2,11 @@
 //! already sorted by the partition keys and the window's order.
 
 use std::fmt;
-use std::ops::Range;
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, Int64Array, RecordBatch};
-use arrow_schema::{DataType, SchemaRef, SortOptions};
-use datafusion::arrow::array::make_comparator;
-use datafusion::arrow::compute::{cast, concat_batches, partition};
+use arrow_schema::{DataType, SchemaRef};
+use datafusion::arrow::compute::{cast, concat_batches};
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::common::{Result, internal_datafusion_err};
 use datafusion::execution::TaskContext;
@@ -24,6 +22,7 @@ use datafusion::physical_plan::{
 use futures::StreamExt;
 
 use super::function::{Recognised, RollingFunction, rolling};
+use crate::runs::{key_at, same_key};
 
 /// Computes the window functions of a DataFusion window node in one pass over
 /// its input, sorted by the partition keys and then the window's order (one
@@ -206,12 +205,12 @@ impl Rolling {
             exprs.iter().map(|expr| expr.evaluate(&batch)?.into_array(rows)).collect()
         };
         let keys = evaluate(&self.keys)?;
-        let mut runs = groups(&keys, rows)?;
+        let mut runs = crate::runs::runs(&keys, rows)?;
         let mut peers = Vec::new();
         if self.needs_peers {
             let mut columns = keys.clone();
             columns.extend(evaluate(&self.order)?);
-            peers = groups(&columns, rows)?;
+            peers = crate::runs::runs(&columns, rows)?;
             if !last {
                 // The last peers may go on in the next batch: they wait.
                 let waiting = peers.pop().unwrap_or(0..rows);
@@ -252,7 +251,7 @@ impl Rolling {
                 function.compute(run.clone(), &peers[first_peer..peer_at], order.as_ref());
             }
         }
-        self.last_key = Some(keys.iter().map(|key| key.slice(done - 1, 1)).collect());
+        self.last_key = Some(key_at(&keys, done - 1));
 
         let mut columns = batch.columns().to_vec();
         for function in &mut self.functions {
@@ -265,21 +264,6 @@ impl Rolling {
 
     /// Whether the first row of `keys` has the keys of the last row computed.
     fn continues(&self, keys: &[ArrayRef]) -> Result<bool> {
-        let Some(last) = &self.last_key else { return Ok(false) };
-        for (last, key) in last.iter().zip(keys) {
-            if make_comparator(last.as_ref(), key.as_ref(), SortOptions::default())?(0, 0).is_ne() {
-                return Ok(false);
-            }
-        }
-        Ok(true)
+        self.last_key.as_ref().map_or(Ok(false), |last| same_key(last, keys, 0))
     }
-}
-
-/// The runs of equal values of `columns` in their `rows` rows, in order (all
-/// rows when there are no columns).
-fn groups(columns: &[ArrayRef], rows: usize) -> Result<Vec<Range<usize>>> {
-    if columns.is_empty() {
-        return Ok(std::iter::once(0..rows).collect());
-    }
-    Ok(partition(columns)?.ranges())
 }

@@ -21,6 +21,7 @@
 mod filter;
 mod part;
 mod ranges;
+mod read_in_order;
 mod scan;
 
 use std::collections::HashMap;
@@ -41,6 +42,7 @@ use strata_store::column::ColumnFile;
 use strata_store::{ColumnType, Database, Date, PartitionStatus, StoreError, TableLocation};
 
 pub use part::{ScanCounters, ScanStats};
+pub(crate) use read_in_order::ReadInOrder;
 
 use crate::arrow_view::{SymbolDictionary, sql_field, symbol_values};
 use crate::error::{Result, external};

@@ -145,6 +145,26 @@ fn equivalence(plan: &ScanPlan) -> EquivalenceProperties {
     eq
 }
 
+impl StrataScanExec {
+    /// The same scan in one partition that reads this one's partitions one after
+    /// another. Each partition is a later stretch of the table than the one
+    /// before, so for a sorted table this is the order-preserving merge of the
+    /// partitions, without comparing a row (see `read_in_order`).
+    pub(crate) fn in_one_partition(&self) -> StrataScanExec {
+        let properties = PlanProperties::new(
+            self.properties.equivalence_properties().clone(),
+            Partitioning::UnknownPartitioning(1),
+            EmissionType::Incremental,
+            Boundedness::Bounded,
+        );
+        StrataScanExec {
+            plan: self.plan.clone(),
+            partitions: vec![self.partitions.concat()],
+            properties: Arc::new(properties),
+        }
+    }
+}
+
 impl DisplayAs for StrataScanExec {
     fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
         let rows: usize = self.plan.pieces.iter().map(|(_, r)| r.len()).sum();

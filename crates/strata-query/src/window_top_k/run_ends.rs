@@ -13,7 +13,6 @@ use std::sync::Arc;
 use arrow_array::{ArrayRef, RecordBatch, UInt32Array};
 use arrow_schema::SchemaRef;
 use datafusion::arrow::compute::{concat_batches, take_record_batch};
-use datafusion::arrow::row::{OwnedRow, RowConverter, Rows, SortField};
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::common::{Result, internal_datafusion_err};
 use datafusion::execution::TaskContext;
@@ -25,6 +24,8 @@ use datafusion::physical_plan::{
     SendableRecordBatchStream,
 };
 use futures::StreamExt;
+
+use crate::runs::{key_at, same_key};
 
 /// Which end of each run to keep.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -135,16 +136,8 @@ impl ExecutionPlan for RunEndsExec {
     fn execute(&self, partition: usize, context: Arc<TaskContext>) -> Result<SendableRecordBatchStream> {
         let input = self.input.execute(partition, context)?;
         let schema = input.schema();
-        let fields =
-            self.keys.iter().map(|key| Ok(SortField::new(key.data_type(&schema)?))).collect::<Result<Vec<_>>>()?;
-        let runs = Runs {
-            keys: self.keys.clone(),
-            converter: RowConverter::new(fields)?,
-            keep: self.keep,
-            end: self.end,
-            schema: Arc::clone(&schema),
-            open: None,
-        };
+        let runs =
+            Runs { keys: self.keys.clone(), keep: self.keep, end: self.end, schema: Arc::clone(&schema), open: None };
         // Each step reads batches until one closes a run, then gives its rows; the
         // open run's rows come last, when the input ends.
         let stream = futures::stream::unfold((input, Some(runs)), |(mut input, runs)| async move {
@@ -167,7 +160,8 @@ impl ExecutionPlan for RunEndsExec {
 
 /// The run still open at the end of the batches seen so far.
 struct OpenRun {
-    key: OwnedRow,
+    /// Its keys, as one-row arrays.
+    key: Vec<ArrayRef>,
     /// Its kept rows so far, in input order, at most `keep`.
     rows: RecordBatch,
 }
@@ -175,7 +169,6 @@ struct OpenRun {
 /// The state of one stream.
 struct Runs {
     keys: Vec<Arc<dyn PhysicalExpr>>,
-    converter: RowConverter,
     keep: usize,
     end: RunEnd,
     schema: SchemaRef,
@@ -190,14 +183,17 @@ impl Runs {
         }
         let keys: Vec<ArrayRef> =
             self.keys.iter().map(|key| key.evaluate(batch)?.into_array(batch.num_rows())).collect::<Result<_>>()?;
-        let rows = self.converter.convert_columns(&keys)?;
-        let mut runs = run_ranges(&rows);
+        let mut runs = crate::runs::runs(&keys, batch.num_rows())?;
         let Some(last) = runs.pop() else { return Ok(None) };
         let mut closed = Vec::new();
 
         // The first run may go on from the open one.
         let mut whole = runs.into_iter();
-        let first = if self.open.as_ref().is_some_and(|open| open.key.row() == rows.row(0)) {
+        let continues = match &self.open {
+            Some(open) => same_key(&open.key, &keys, 0)?,
+            None => false,
+        };
+        let first = if continues {
             let first = whole.next().unwrap_or_else(|| last.clone());
             self.extend_open(batch, first.clone())?;
             Some(first)
@@ -218,7 +214,7 @@ impl Runs {
         // The last run stays open: the next batch may go on with it.
         if closes_open {
             let kept = self.kept(last.clone(), 0);
-            self.open = Some(OpenRun { key: rows.row(last.start).owned(), rows: batch.slice(kept.start, kept.len()) });
+            self.open = Some(OpenRun { key: key_at(&keys, last.start), rows: batch.slice(kept.start, kept.len()) });
         }
         self.joined(closed)
     }
@@ -275,18 +271,4 @@ impl Runs {
         }
         Ok(Some(concat_batches(&self.schema, &batches)?))
     }
-}
-
-/// The runs of equal keys in one batch, in order.
-fn run_ranges(rows: &Rows) -> Vec<Range<usize>> {
-    let mut runs = Vec::new();
-    let mut start = 0;
-    for i in 1..rows.num_rows() {
-        if rows.row(i) != rows.row(i - 1) {
-            runs.push(start..i);
-            start = i;
-        }
-    }
-    runs.push(start..rows.num_rows());
-    runs
 }

@@ -301,6 +301,26 @@ fn stored_tables_roll_in_one_pass_and_match_the_reference() {
         let plan = engine.explain(&sql).unwrap();
         assert!(plan.contains("RollingWindowExec"), "{plan}");
         assert!(!plan.contains("SortExec") && !plan.contains("BoundedWindowAggExec"), "{plan}");
+        // The scan's three partitions are read one after another, not merged.
+        assert!(!plan.contains("SortPreservingMergeExec") && plan.contains("StrataScanExec"), "{plan}");
+
+        // A filter between the scan and the window stays, in order.
+        let kept: Vec<Row> = rows.iter().filter(|r| r.sym != "S1").cloned().collect();
+        let sql = format!("SELECT id, sum(n) OVER ({OVER} ROWS 2 PRECEDING) AS f0 FROM t WHERE sym <> 'S1'");
+        let plan = engine.explain(&sql).unwrap();
+        assert!(plan.contains("FilterExec") && !plan.contains("SortPreservingMergeExec"), "{plan}");
+        if matches!(times, Times::Unique) {
+            let got = one(&engine.sql(&sql).unwrap());
+            let got: BTreeMap<i64, Option<i64>> =
+                ints(&got, "id").into_iter().map(Option::unwrap).zip(ints(&got, "f0")).collect();
+            let sorted = stored_order(&kept);
+            for (i, row) in sorted.iter().enumerate() {
+                let frame = frame(&sorted, i, Frame::Rows(Some(2)));
+                let values = non_null(&sorted, &frame);
+                let want = (!values.is_empty()).then(|| values.iter().sum());
+                assert_eq!(got[&row.id], want, "{case}: filtered, id {}", row.id);
+            }
+        }
     }
 }
 
