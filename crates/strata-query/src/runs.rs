@@ -5,7 +5,8 @@
 
 use std::ops::Range;
 
-use arrow_array::ArrayRef;
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, ArrayRef, make_array};
 use arrow_schema::SortOptions;
 use datafusion::arrow::array::make_comparator;
 use datafusion::arrow::compute::partition;
@@ -13,11 +14,38 @@ use datafusion::common::Result;
 
 /// The runs of equal values of `columns` (each `rows` long), in order; one run
 /// of all rows when there are no columns.
+///
+/// A dictionary column (a symbol) is compared by its keys, and only where keys
+/// change by its values (a dictionary may hold one value at two keys), so its
+/// strings are compared a few times per batch rather than once per row.
 pub(crate) fn runs(columns: &[ArrayRef], rows: usize) -> Result<Vec<Range<usize>>> {
-    if columns.is_empty() {
-        return Ok(std::iter::once(0..rows).collect());
+    let mut starts = vec![false; rows];
+    for column in columns {
+        match column.as_any_dictionary_opt() {
+            Some(dictionary) => {
+                let values_differ = make_comparator(column.as_ref(), column.as_ref(), SortOptions::default())?;
+                for start in changes(&make_array(dictionary.keys().to_data()))? {
+                    starts[start] |= values_differ(start - 1, start).is_ne();
+                }
+            }
+            None => changes(column)?.for_each(|start| starts[start] = true),
+        }
     }
-    Ok(partition(columns)?.ranges())
+    let mut runs = Vec::new();
+    let mut first = 0;
+    for (row, _) in starts.iter().enumerate().skip(1).filter(|(_, starts)| **starts) {
+        runs.push(first..row);
+        first = row;
+    }
+    if rows > 0 {
+        runs.push(first..rows);
+    }
+    Ok(runs)
+}
+
+/// The rows of `column` that differ from the row before.
+fn changes(column: &ArrayRef) -> Result<impl Iterator<Item = usize>> {
+    Ok(partition(std::slice::from_ref(column))?.ranges().into_iter().skip(1).map(|run| run.start))
 }
 
 /// The values of `columns` at `row`, kept as one-row arrays to compare with a
