@@ -63,3 +63,31 @@ pub(crate) fn same_key(key: &[ArrayRef], columns: &[ArrayRef], row: usize) -> Re
     }
     Ok(true)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_array::types::Int32Type;
+    use arrow_array::{DictionaryArray, Int32Array, Int64Array, StringArray};
+
+    use super::*;
+
+    /// Symbols A, A, A, B, B, A where the first A and the second are different keys.
+    fn symbols() -> ArrayRef {
+        let values = StringArray::from(vec!["A", "B", "A"]);
+        let keys = Int32Array::from(vec![0, 0, 2, 1, 1, 2]);
+        Arc::new(DictionaryArray::<Int32Type>::try_new(keys, Arc::new(values)).unwrap())
+    }
+
+    #[test]
+    fn runs_follow_values_not_dictionary_keys() {
+        assert_eq!(runs(&[symbols()], 6).unwrap(), vec![0..3, 3..5, 5..6]);
+        let times: ArrayRef = Arc::new(Int64Array::from(vec![1, 1, 2, 2, 2, 2]));
+        assert_eq!(runs(&[symbols(), times], 6).unwrap(), vec![0..2, 2..3, 3..5, 5..6]);
+        assert_eq!(runs(&[], 4).unwrap(), vec![0..4]);
+        assert!(runs(&[symbols().slice(0, 0)], 0).unwrap().is_empty());
+        assert!(same_key(&key_at(&[symbols()], 0), &[symbols()], 2).unwrap(), "A at two keys is one symbol");
+        assert!(!same_key(&key_at(&[symbols()], 0), &[symbols()], 3).unwrap());
+    }
+}
