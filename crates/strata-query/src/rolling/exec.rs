@@ -10,6 +10,7 @@ use datafusion::arrow::compute::{cast, concat_batches};
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::common::{Result, internal_datafusion_err};
 use datafusion::execution::TaskContext;
+use datafusion::execution::memory_pool::{MemoryConsumer, MemoryReservation};
 use datafusion::physical_expr::{Distribution, LexOrdering, OrderingRequirements, PhysicalExpr};
 use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType, replace_children_if_necessary};
 use datafusion::physical_plan::metrics::{BaselineMetrics, ExecutionPlanMetricsSet, MetricsSet};
@@ -129,6 +130,7 @@ impl ExecutionPlan for RollingWindowExec {
     fn execute(&self, partition: usize, context: Arc<TaskContext>) -> Result<SendableRecordBatchStream> {
         let baseline = BaselineMetrics::new(&self.metrics, partition);
         let node = self.node();
+        let reservation = MemoryConsumer::new("RollingWindowExec").register(context.memory_pool());
         let input = node.input().execute(partition, context)?;
         let first = node.window_expr().first().ok_or_else(|| internal_datafusion_err!("a window with no function"))?;
         let recognised = Self::functions(&self.window)
@@ -143,6 +145,7 @@ impl ExecutionPlan for RollingWindowExec {
             functions: recognised.into_iter().map(|r| r.function).collect(),
             schema: node.schema(),
             held: None,
+            reservation,
             last_key: None,
             baseline,
         };
@@ -154,11 +157,8 @@ impl ExecutionPlan for RollingWindowExec {
                 let compute_time = rolling.baseline.elapsed_compute().clone();
                 let _timer = compute_time.timer();
                 let step = match batch {
-                    Some(batch) => batch.and_then(|batch| rolling.push(batch, false)),
-                    None => {
-                        let last = rolling.held.take().map(|held| rolling.push(held, true)).transpose();
-                        return last.map(Option::flatten).transpose().map(|last| (last, (input, None)));
-                    }
+                    Some(batch) => batch.and_then(|batch| rolling.push(batch)),
+                    None => return rolling.finish().transpose().map(|last| (last, (input, None))),
                 };
                 match step {
                     Ok(None) => continue,
@@ -183,38 +183,87 @@ struct Rolling {
     functions: Vec<Box<dyn RollingFunction>>,
     schema: SchemaRef,
     /// Rows waiting for the rest of their peers.
-    held: Option<RecordBatch>,
+    held: Option<Held>,
+    /// The memory the waiting rows hold, counted against the query's limit.
+    reservation: MemoryReservation,
     /// The partition keys of the last row computed (one-row arrays).
     last_key: Option<Vec<ArrayRef>>,
     baseline: BaselineMetrics,
 }
 
+/// Rows waiting for the rest of their peers: batches all of one group of peers.
+struct Held {
+    batches: Vec<RecordBatch>,
+    /// The group's keys and order values (one-row arrays).
+    group: Vec<ArrayRef>,
+}
+
 impl Rolling {
-    /// Takes in one batch (`last`: the input has ended); gives back the rows it
-    /// could compute, with their window columns.
-    fn push(&mut self, batch: RecordBatch, last: bool) -> Result<Option<RecordBatch>> {
-        let batch = match self.held.take() {
-            Some(held) => concat_batches(&batch.schema(), [&held, &batch])?,
-            None => batch,
-        };
+    /// Takes in one batch of the input; gives back the rows it could compute,
+    /// with their window columns.
+    fn push(&mut self, batch: RecordBatch) -> Result<Option<RecordBatch>> {
         let rows = batch.num_rows();
         if rows == 0 {
             return Ok(None);
         }
-        let evaluate = |exprs: &[Arc<dyn PhysicalExpr>]| -> Result<Vec<ArrayRef>> {
-            exprs.iter().map(|expr| expr.evaluate(&batch)?.into_array(rows)).collect()
+        if let Some(held) = &mut self.held {
+            // A batch all of the waiting peers joins them, uncopied.
+            let columns = Self::evaluate(&batch, self.keys.iter().chain(&self.order))?;
+            if same_key(&held.group, &columns, 0)? && same_key(&held.group, &columns, rows - 1)? {
+                held.batches.push(batch);
+                return self.account_held().map(|()| None);
+            }
+        }
+        let batch = match self.held.take() {
+            Some(held) => concat_batches(&batch.schema(), held.batches.iter().chain([&batch]))?,
+            None => batch,
         };
-        let keys = evaluate(&self.keys)?;
+        self.compute(batch, false)
+    }
+
+    /// The rows still waiting once the input has ended.
+    fn finish(&mut self) -> Result<Option<RecordBatch>> {
+        let Some(held) = self.held.take() else { return Ok(None) };
+        let schema = held.batches.first().map(RecordBatch::schema);
+        let batch = concat_batches(&schema.unwrap_or_else(|| Arc::clone(&self.schema)), &held.batches)?;
+        self.account_held()?;
+        self.compute(batch, true)
+    }
+
+    /// `exprs` evaluated on `batch`.
+    fn evaluate<'a>(
+        batch: &RecordBatch,
+        exprs: impl Iterator<Item = &'a Arc<dyn PhysicalExpr>>,
+    ) -> Result<Vec<ArrayRef>> {
+        exprs.map(|expr| expr.evaluate(batch)?.into_array(batch.num_rows())).collect()
+    }
+
+    /// Counts the waiting rows' memory against the query's limit.
+    fn account_held(&mut self) -> Result<()> {
+        let bytes = self.held.as_ref().map_or(0, |held| held.batches.iter().map(|b| b.get_array_memory_size()).sum());
+        self.reservation.try_resize(bytes)
+    }
+
+    /// Computes the rows of `batch` whose peers are all in it (all of them when
+    /// `last`: the input has ended), holding back the rest.
+    fn compute(&mut self, batch: RecordBatch, last: bool) -> Result<Option<RecordBatch>> {
+        let rows = batch.num_rows();
+        if rows == 0 {
+            return Ok(None);
+        }
+        let keys = Self::evaluate(&batch, self.keys.iter())?;
         let mut runs = crate::runs::runs(&keys, rows)?;
         let mut peers = Vec::new();
         if self.needs_peers {
             let mut columns = keys.clone();
-            columns.extend(evaluate(&self.order)?);
+            columns.extend(Self::evaluate(&batch, self.order.iter())?);
             peers = crate::runs::runs(&columns, rows)?;
             if !last {
                 // The last peers may go on in the next batch: they wait.
                 let waiting = peers.pop().unwrap_or(0..rows);
-                self.held = Some(batch.slice(waiting.start, rows - waiting.start));
+                let group = key_at(&columns, rows - 1);
+                self.held = Some(Held { batches: vec![batch.slice(waiting.start, rows - waiting.start)], group });
+                self.account_held()?;
                 if waiting.start == 0 {
                     return Ok(None);
                 }

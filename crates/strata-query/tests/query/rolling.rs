@@ -354,6 +354,20 @@ fn null_times_are_peers_of_each_other_only() {
 }
 
 #[test]
+fn peers_spanning_many_batches_wait_for_each_other() {
+    let all = aggregates();
+    let functions: Vec<&Function> = all.iter().filter(|f| matches!(f.frame, Some(Frame::Range(_)))).collect();
+    let mut rows = random(&mut Rng(340), 300, Times::Tied);
+    // Sixty rows of one symbol at one time: nine 7-row batches and more of one peer group.
+    let peers =
+        (0..60).map(|k| Row { sym: "S2".into(), time: Some(7 * SECOND), id: 1_000 + k, n: Some(k), p: 0.5, s: 1 });
+    rows.extend(peers);
+    let dir = tempfile::tempdir().unwrap();
+    let engine = stored_engine(&dir, &rows, ColumnType::Timespan);
+    assert_same(&answers(&engine, &functions, OVER), &expected(&rows, &functions), &functions, "long peer group");
+}
+
+#[test]
 fn windows_it_does_not_compute_stay_with_datafusion() {
     let rows = random(&mut Rng(330), 200, Times::Unique);
     let dir = tempfile::tempdir().unwrap();
