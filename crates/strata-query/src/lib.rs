@@ -17,6 +17,7 @@
 //!   median, standard deviation, correlation, first and last.
 
 pub mod arrow_view;
+mod batch_stream;
 pub mod dialect;
 mod dictionary_groups;
 mod engine;

@@ -14,15 +14,14 @@ use datafusion::execution::memory_pool::{MemoryConsumer, MemoryReservation};
 use datafusion::physical_expr::{Distribution, LexOrdering, OrderingRequirements, PhysicalExpr};
 use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType, replace_children_if_necessary};
 use datafusion::physical_plan::metrics::{BaselineMetrics, ExecutionPlanMetricsSet, MetricsSet};
-use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::windows::BoundedWindowAggExec;
 use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, ExecutionPlan, ExecutionPlanProperties, Partitioning, PlanProperties,
     SendableRecordBatchStream,
 };
-use futures::StreamExt;
 
 use super::function::{Recognised, RollingFunction, rolling};
+use crate::batch_stream::BatchSteps;
 use crate::runs::{key_at, same_key};
 
 /// Computes the window functions of a DataFusion window node in one pass over
@@ -149,25 +148,7 @@ impl ExecutionPlan for RollingWindowExec {
             last_key: None,
             baseline,
         };
-        let schema = node.schema();
-        let stream = futures::stream::unfold((input, Some(rolling)), |(mut input, rolling)| async move {
-            let mut rolling = rolling?;
-            loop {
-                let batch = input.next().await;
-                let compute_time = rolling.baseline.elapsed_compute().clone();
-                let _timer = compute_time.timer();
-                let step = match batch {
-                    Some(batch) => batch.and_then(|batch| rolling.push(batch)),
-                    None => return rolling.finish().transpose().map(|last| (last, (input, None))),
-                };
-                match step {
-                    Ok(None) => continue,
-                    Ok(Some(rows)) => return Some((Ok(rows), (input, Some(rolling)))),
-                    Err(e) => return Some((Err(e), (input, None))),
-                }
-            }
-        });
-        Ok(Box::pin(RecordBatchStreamAdapter::new(schema, stream)))
+        Ok(crate::batch_stream::stream(input, rolling, node.schema()))
     }
 }
 
@@ -198,10 +179,12 @@ struct Held {
     group: Vec<ArrayRef>,
 }
 
-impl Rolling {
+impl BatchSteps for Rolling {
     /// Takes in one batch of the input; gives back the rows it could compute,
     /// with their window columns.
     fn push(&mut self, batch: RecordBatch) -> Result<Option<RecordBatch>> {
+        let compute_time = self.baseline.elapsed_compute().clone();
+        let _timer = compute_time.timer();
         let rows = batch.num_rows();
         if rows == 0 {
             return Ok(None);
@@ -223,13 +206,17 @@ impl Rolling {
 
     /// The rows still waiting once the input has ended.
     fn finish(&mut self) -> Result<Option<RecordBatch>> {
+        let compute_time = self.baseline.elapsed_compute().clone();
+        let _timer = compute_time.timer();
         let Some(held) = self.held.take() else { return Ok(None) };
         let schema = held.batches.first().map(RecordBatch::schema);
         let batch = concat_batches(&schema.unwrap_or_else(|| Arc::clone(&self.schema)), &held.batches)?;
         self.account_held()?;
         self.compute(batch, true)
     }
+}
 
+impl Rolling {
     /// `exprs` evaluated on `batch`.
     fn evaluate<'a>(
         batch: &RecordBatch,

@@ -18,13 +18,12 @@ use datafusion::common::{Result, internal_datafusion_err};
 use datafusion::execution::TaskContext;
 use datafusion::physical_expr::{Distribution, LexOrdering, OrderingRequirements, PhysicalExpr};
 use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
-use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, ExecutionPlan, ExecutionPlanProperties, Partitioning, PlanProperties,
     SendableRecordBatchStream,
 };
-use futures::StreamExt;
 
+use crate::batch_stream::BatchSteps;
 use crate::runs::{key_at, same_key};
 
 /// Which end of each run to keep.
@@ -140,21 +139,7 @@ impl ExecutionPlan for RunEndsExec {
             Runs { keys: self.keys.clone(), keep: self.keep, end: self.end, schema: Arc::clone(&schema), open: None };
         // Each step reads batches until one closes a run, then gives its rows; the
         // open run's rows come last, when the input ends.
-        let stream = futures::stream::unfold((input, Some(runs)), |(mut input, runs)| async move {
-            let mut runs = runs?;
-            loop {
-                let step = match input.next().await {
-                    Some(batch) => batch.and_then(|batch| runs.push(&batch)),
-                    None => return runs.finish().transpose().map(|last| (last, (input, None))),
-                };
-                match step {
-                    Ok(None) => continue,
-                    Ok(Some(rows)) => return Some((Ok(rows), (input, Some(runs)))),
-                    Err(e) => return Some((Err(e), (input, None))),
-                }
-            }
-        });
-        Ok(Box::pin(RecordBatchStreamAdapter::new(schema, stream)))
+        Ok(crate::batch_stream::stream(input, runs, schema))
     }
 }
 
@@ -175,9 +160,10 @@ struct Runs {
     open: Option<OpenRun>,
 }
 
-impl Runs {
+impl BatchSteps for Runs {
     /// Takes in one batch; gives back the kept rows of the runs it closed.
-    fn push(&mut self, batch: &RecordBatch) -> Result<Option<RecordBatch>> {
+    fn push(&mut self, batch: RecordBatch) -> Result<Option<RecordBatch>> {
+        let batch = &batch;
         if batch.num_rows() == 0 {
             return Ok(None);
         }
@@ -224,7 +210,9 @@ impl Runs {
         let closed = self.close()?;
         self.joined(closed.into_iter().collect())
     }
+}
 
+impl Runs {
     /// Adds the kept rows of `run`, which goes on from the open run.
     fn extend_open(&mut self, batch: &RecordBatch, run: Range<usize>) -> Result<()> {
         let Some(open) = self.open.take() else { return Ok(()) };
