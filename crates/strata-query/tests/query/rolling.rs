@@ -368,6 +368,26 @@ fn peers_spanning_many_batches_wait_for_each_other() {
 }
 
 #[test]
+fn a_group_of_peers_past_the_memory_limit_fails_cleanly() {
+    // 200k rows of one symbol at one time: one group of peers, all waiting.
+    let rows: Vec<Row> =
+        (0..200_000).map(|id| Row { sym: "S0".into(), time: Some(SECOND), id, n: Some(id), p: 1.0, s: 1 }).collect();
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), DAY, "t", &table(&rows, ColumnType::Timestamp), &sorted_write("none"));
+    let sql = format!("SELECT id, count(*) OVER ({OVER}) AS c FROM t");
+    let limited = EngineOptions { memory_limit: Some(1 << 20), ..Default::default() };
+    let engine = Engine::open_with(dir.path(), &limited).unwrap();
+    assert!(engine.explain(&sql).unwrap().contains("RollingWindowExec"));
+    let err = engine.sql(&sql).unwrap_err().to_string();
+    assert!(err.to_lowercase().contains("resources exhausted") && err.contains("RollingWindowExec"), "{err}");
+    assert_eq!(rows_of(&engine, "SELECT count(*) FROM t"), 1, "the engine still answers");
+    // With room, every row sees all its peers.
+    let engine = Engine::open(dir.path()).unwrap();
+    let out = one(&engine.sql(&sql).unwrap());
+    assert!(ints(&out, "c").iter().all(|&c| c == Some(200_000)));
+}
+
+#[test]
 fn windows_it_does_not_compute_stay_with_datafusion() {
     let rows = random(&mut Rng(330), 200, Times::Unique);
     let dir = tempfile::tempdir().unwrap();
