@@ -4,9 +4,9 @@
 use std::fmt;
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, Int64Array, RecordBatch};
+use arrow_array::{ArrayRef, Int64Array, RecordBatch, UInt32Array};
 use arrow_schema::{DataType, SchemaRef};
-use datafusion::arrow::compute::{cast, concat_batches};
+use datafusion::arrow::compute::{cast, concat_batches, take_record_batch};
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::common::{Result, internal_datafusion_err};
 use datafusion::execution::TaskContext;
@@ -190,9 +190,11 @@ impl BatchSteps for Rolling {
             return Ok(None);
         }
         if let Some(held) = &mut self.held {
-            // A batch all of the waiting peers joins them, uncopied.
-            let columns = Self::evaluate(&batch, self.keys.iter().chain(&self.order))?;
-            if same_key(&held.group, &columns, 0)? && same_key(&held.group, &columns, rows - 1)? {
+            // A batch all of the waiting peers (its first and last rows are, so
+            // every row is) joins them, uncopied.
+            let ends = take_record_batch(&batch, &UInt32Array::from(vec![0, rows as u32 - 1]))?;
+            let columns = Self::evaluate(&ends, self.keys.iter().chain(&self.order))?;
+            if same_key(&held.group, &columns, 0)? && same_key(&held.group, &columns, 1)? {
                 held.batches.push(batch);
                 return self.account_held().map(|()| None);
             }
@@ -209,8 +211,8 @@ impl BatchSteps for Rolling {
         let compute_time = self.baseline.elapsed_compute().clone();
         let _timer = compute_time.timer();
         let Some(held) = self.held.take() else { return Ok(None) };
-        let schema = held.batches.first().map(RecordBatch::schema);
-        let batch = concat_batches(&schema.unwrap_or_else(|| Arc::clone(&self.schema)), &held.batches)?;
+        let Some(first) = held.batches.first() else { return Ok(None) };
+        let batch = concat_batches(&first.schema(), &held.batches)?;
         self.account_held()?;
         self.compute(batch, true)
     }
@@ -241,9 +243,11 @@ impl Rolling {
         let keys = Self::evaluate(&batch, self.keys.iter())?;
         let mut runs = crate::runs::runs(&keys, rows)?;
         let mut peers = Vec::new();
+        let mut order_values = Vec::new();
         if self.needs_peers {
+            order_values = Self::evaluate(&batch, self.order.iter())?;
             let mut columns = keys.clone();
-            columns.extend(Self::evaluate(&batch, self.order.iter())?);
+            columns.extend(order_values.iter().cloned());
             peers = crate::runs::runs(&columns, rows)?;
             if !last {
                 // The last peers may go on in the next batch: they wait.
@@ -262,10 +266,12 @@ impl Rolling {
         }
         let done = runs.last().map_or(0, |run| run.end);
         let batch = batch.slice(0, done);
+        // Frames reaching back by order value end at peers, so the order column is
+        // already evaluated.
         let order = if self.reads_order {
-            let [order] = self.order.as_slice() else { return Err(internal_datafusion_err!("one order column")) };
-            let values = order.evaluate(&batch)?.into_array(done)?;
-            Some(cast(&values, &DataType::Int64)?.as_any().downcast_ref::<Int64Array>().cloned().expect("Int64"))
+            let [values] = order_values.as_slice() else { return Err(internal_datafusion_err!("one order column")) };
+            let values = cast(&values.slice(0, done), &DataType::Int64)?;
+            Some(values.as_any().downcast_ref::<Int64Array>().cloned().expect("Int64"))
         } else {
             None
         };
