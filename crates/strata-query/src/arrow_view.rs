@@ -20,7 +20,7 @@ use arrow_array::types::*;
 use arrow_array::{
     ArrayRef, ArrowPrimitiveType, BooleanArray, DictionaryArray, LargeStringArray, PrimitiveArray, StringArray,
 };
-use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
+use arrow_buffer::{BooleanBuffer, Buffer, MutableBuffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field};
 use strata_store::nulls::{fixed_validity, string_validity, symbol_validity};
 use strata_store::{ColumnType, SymbolDomain};
@@ -76,6 +76,33 @@ pub enum StoredValues {
         /// The bytes the offsets index.
         data: Buffer,
     },
+}
+
+impl StoredValues {
+    /// The values of several row ranges of one column, one after another (the
+    /// scan gathers short ranges, such as a time window in every symbol's run, into
+    /// one batch rather than a batch per range).
+    pub fn concat(pieces: Vec<StoredValues>) -> StoredValues {
+        let mut fixed = MutableBuffer::new(0);
+        let (mut offsets, mut data) = (vec![0i64], MutableBuffer::new(0));
+        let mut strings = false;
+        for piece in pieces {
+            match piece {
+                StoredValues::Fixed(values) => fixed.extend_from_slice(values.as_slice()),
+                StoredValues::Strings { offsets: piece_offsets, data: piece_data } => {
+                    strings = true;
+                    let base = data.len() as i64;
+                    offsets.extend(piece_offsets.typed_data::<i64>()[1..].iter().map(|o| o + base));
+                    data.extend_from_slice(piece_data.as_slice());
+                }
+            }
+        }
+        if strings {
+            StoredValues::Strings { offsets: Buffer::from_vec(offsets), data: data.into() }
+        } else {
+            StoredValues::Fixed(fixed.into())
+        }
+    }
 }
 
 /// The Arrow array of `rows` values of type `ty`, sharing `values`' buffers.

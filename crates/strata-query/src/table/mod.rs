@@ -48,7 +48,7 @@ use crate::arrow_view::{SymbolDictionary, sql_field, symbol_values};
 use crate::error::{Result, external};
 use filter::{ColumnTest, Test, column_test, float_of, integer_bounds, integer_of, text_of};
 use part::Part;
-use ranges::{RowSet, ascending_window};
+use ranges::{RowSet, SampledColumn};
 use scan::{ScanColumn, ScanPlan, StrataScanExec};
 
 /// The name of the virtual partition column.
@@ -119,11 +119,16 @@ struct Knowledge {
     compressed: Vec<String>,
     /// Columns with the sorted attribute in every piece.
     sorted: Vec<String>,
+    /// The time column, when in every piece it is stored plain and ascends within
+    /// each run of the parted symbol column: a range test on it is then answered
+    /// exactly by binary search in each run (no filter need look at it again).
+    ordered_time: Option<String>,
 }
 
 impl Knowledge {
-    /// What `parts` all promise (nothing for no parts).
-    fn of(parts: &[Arc<Part>]) -> DfResult<Knowledge> {
+    /// What `parts` all promise (nothing for no parts); `time` is the table's time
+    /// column.
+    fn of(parts: &[Arc<Part>], time: Option<&str>) -> DfResult<Knowledge> {
         let mut k = Knowledge::default();
         for (i, part) in parts.iter().enumerate() {
             let traits = part.traits().map_err(external)?;
@@ -141,6 +146,21 @@ impl Knowledge {
                     k.compressed.push(c.clone());
                 }
             }
+        }
+        if let (Some(sym), Some(time), false) = (&k.parted, time, parts.is_empty()) {
+            let mut ordered = true;
+            for part in parts {
+                let Some(runs) = part.parted(sym).map_err(external)? else {
+                    ordered = false;
+                    break;
+                };
+                let plain = matches!(part.column(time).map_err(external)?.file().file(), ColumnFile::Plain(_));
+                if !plain || !part.ascends_within(time, &runs, &ScanCounters::default()).map_err(external)? {
+                    ordered = false;
+                    break;
+                }
+            }
+            k.ordered_time = ordered.then(|| time.to_string());
         }
         Ok(k)
     }
@@ -314,6 +334,19 @@ impl StrataTable {
         if matches!(test.test, Test::Not(_)) {
             return Ok(TableProviderFilterPushDown::Unsupported);
         }
+        // A range of the time column, answered by binary search in every run (see
+        // `rows_of`), when its bounds are of the column's own type and unit.
+        if k.ordered_time.as_deref() == Some(column)
+            && let Test::Range(lo, hi) = &test.test
+            && integer_bounds(lo, hi).is_some()
+            && let Some(ty) = self.stored_type(column)
+            && [lo, hi].iter().all(|b| match b {
+                Bound::Included(v) | Bound::Excluded(v) => v.data_type() == ty.arrow_type(),
+                Bound::Unbounded => true,
+            })
+        {
+            return Ok(TableProviderFilterPushDown::Exact);
+        }
         let narrows = (self.time_column() == Some(column) && k.parted.is_some())
             || k.sorted.iter().any(|c| c == column)
             || k.compressed.iter().any(|c| c == column);
@@ -350,6 +383,8 @@ impl StrataTable {
             let narrowed = match file.file().file() {
                 ColumnFile::Plain(_) if ty.width() == 8 && !matches!(ty, ColumnType::Float | ColumnType::String) => {
                     let Some((min, max)) = integer_range(&test.test) else { continue };
+                    // i64::MIN is the null, which no comparison passes.
+                    let min = min.max(i64::MIN + 1);
                     let within_runs = self.time_column() == Some(column)
                         && parted.as_ref().is_some_and(|runs| {
                             part.ascends_within(column, runs, &ScanCounters::default()).unwrap_or(false)
@@ -366,7 +401,9 @@ impl StrataTable {
                         let runs = parted.as_ref().expect("checked above");
                         rows.split_by(&runs.runs.iter().map(|&(_, s, e)| s..e).collect::<Vec<_>>())
                     };
-                    RowSet::from_ranges(pieces.into_iter().map(|r| ascending_window(v, r, min, max)).collect())
+                    let samples = part.samples(column, v);
+                    let column = SampledColumn { values: v, samples: &samples };
+                    RowSet::from_ranges(pieces.into_iter().map(|r| column.window(r, min, max)).collect())
                 }
                 ColumnFile::Compressed(c) => {
                     let per_block = c.rows_per_block();
@@ -517,7 +554,7 @@ impl TableProvider for StrataTable {
         // Judged over the parts these filters' date tests keep: a claim true of
         // them holds for the scan, whose date tests are the same or narrower.
         let tests: Vec<ColumnTest> = filters.iter().filter_map(|f| column_test(f)).collect();
-        let k = Knowledge::of(&self.kept(&tests)?)?;
+        let k = Knowledge::of(&self.kept(&tests)?, self.time_column())?;
         filters.iter().map(|f| self.pushdown_of(f, &k)).collect()
     }
 
@@ -547,7 +584,7 @@ impl TableProvider for StrataTable {
             })
             .collect();
         let parts = self.kept(&tests)?;
-        let k = Knowledge::of(&parts)?;
+        let k = Knowledge::of(&parts, self.time_column())?;
         let mut pieces = Vec::new();
         for part in &parts {
             let rows = self.rows_of(part, &tests, &k)?;

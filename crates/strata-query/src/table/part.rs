@@ -114,6 +114,8 @@ pub struct Part {
     files: Mutex<HashMap<String, Arc<OpenColumn>>>,
     parted: OnceLock<Option<Arc<PartedRuns>>>,
     sorted_within: Mutex<HashMap<String, bool>>,
+    /// Samples of `i64` columns searched by position (see [`Part::samples`]).
+    samples: Mutex<HashMap<String, Arc<Vec<i64>>>>,
     /// Whether plain column files are checked against their checksum when opened.
     verify_plain: bool,
     /// The table's column types (its schema), which every column opened here
@@ -257,6 +259,7 @@ impl Part {
             files: Mutex::new(HashMap::new()),
             parted: OnceLock::new(),
             sorted_within: Mutex::new(HashMap::new()),
+            samples: Mutex::new(HashMap::new()),
             verify_plain,
             expected: OnceLock::new(),
             traits: OnceLock::new(),
@@ -399,6 +402,16 @@ impl Part {
             }
         }
         Ok(false)
+    }
+
+    /// The samples of column `column`, whose values are `values`, for binary
+    /// searches ([`SampledColumn`](super::ranges::SampledColumn)): taken on the first
+    /// search, then kept (1/64 of the column).
+    pub fn samples(&self, column: &str, values: &[i64]) -> Arc<Vec<i64>> {
+        let mut samples = self.samples.lock().expect("samples cache lock");
+        let kept =
+            samples.entry(column.to_string()).or_insert_with(|| Arc::new(super::ranges::SampledColumn::sample(values)));
+        kept.clone()
     }
 
     /// Whether the `i64`-valued column `column` ascends within every run of `runs`

@@ -2,6 +2,7 @@
 //! that DataFusion runs in parallel, each read batch by batch.
 
 use std::fmt;
+use std::ops::Range;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
@@ -23,7 +24,7 @@ use strata_store::{ColumnType, StoreError};
 
 use super::part::{Part, ScanCounters};
 use super::ranges::RowSet;
-use crate::arrow_view::{SymbolDictionary, to_array};
+use crate::arrow_view::{StoredValues, SymbolDictionary, to_array};
 use crate::error::external;
 
 /// One output column of a scan.
@@ -232,30 +233,45 @@ struct Batches {
 impl Iterator for Batches {
     type Item = DfResult<RecordBatch>;
 
+    /// The next batch: up to `batch_rows` rows, gathered from as many consecutive
+    /// ranges of one piece as it takes (a time window leaves a short range in
+    /// every symbol's run; a batch per range would cost more than its rows).
     fn next(&mut self) -> Option<Self::Item> {
-        if self.left == Some(0) {
+        let mut room = self.plan.batch_rows.max(1);
+        if let Some(left) = self.left {
+            room = room.min(left);
+        }
+        if room == 0 {
             return None;
         }
-        let work = self.work.get(self.at)?.clone();
-        let start = self.next_row.unwrap_or(work.start);
-        let mut end = work.end.min(start + self.plan.batch_rows.max(1));
-        if let Some(left) = self.left {
-            end = end.min(start + left);
-            self.left = Some(left - (end - start));
+        let part = self.work.get(self.at)?.part.clone();
+        let mut ranges = Vec::new();
+        while room > 0
+            && let Some(work) = self.work.get(self.at)
+            && Arc::ptr_eq(&work.part, &part)
+        {
+            let start = self.next_row.unwrap_or(work.start);
+            let end = work.end.min(start + room);
+            ranges.push(start..end);
+            room -= end - start;
+            if end == work.end {
+                self.at += 1;
+                self.next_row = None;
+            } else {
+                self.next_row = Some(end);
+            }
         }
-        if end == work.end {
-            self.at += 1;
-            self.next_row = None;
-        } else {
-            self.next_row = Some(end);
+        let rows: usize = ranges.iter().map(|r| r.end - r.start).sum();
+        if let Some(left) = &mut self.left {
+            *left -= rows;
         }
-        Some(self.read(&work.part, start, end))
+        Some(self.read(&part, &ranges, rows))
     }
 }
 
 impl Batches {
-    fn read(&self, part: &Part, start: usize, end: usize) -> DfResult<RecordBatch> {
-        let rows = end - start;
+    /// Rows `ranges` (ascending, `rows` in all) of `part` as one batch.
+    fn read(&self, part: &Part, ranges: &[Range<usize>], rows: usize) -> DfResult<RecordBatch> {
         let arrays = self
             .plan
             .columns
@@ -266,15 +282,22 @@ impl Batches {
                         let day = part.date.map_or(0, |d| d.0);
                         Arc::new(Date32Array::from_value(day, rows))
                     }
-                    ScanColumn::RowNumber => Arc::new(Int64Array::from_iter_values(start as i64..end as i64)),
+                    ScanColumn::RowNumber => {
+                        Arc::new(Int64Array::from_iter_values(ranges.iter().flat_map(|r| r.start as i64..r.end as i64)))
+                    }
                     ScanColumn::Stored(name, ty) => {
                         let open = part.column(name).map_err(external)?;
-                        let values = open.read(start, end, &self.plan.counters).map_err(external)?;
-                        let may_hold_nulls = open.may_hold_nulls(start, end);
+                        let read = |r: &Range<usize>| open.read(r.start, r.end, &self.plan.counters).map_err(external);
+                        let values = match ranges {
+                            [one] => read(one)?,
+                            _ => StoredValues::concat(ranges.iter().map(read).collect::<DfResult<_>>()?),
+                        };
+                        let may_hold_nulls = ranges.iter().any(|r| open.may_hold_nulls(r.start, r.end));
                         to_array(*ty, rows, values, &self.plan.symbols, may_hold_nulls).map_err(|detail| {
+                            let (first, last) = (ranges[0].start, ranges[ranges.len() - 1].end);
                             external(StoreError::Corrupt {
                                 path: part.dir.join(name),
-                                detail: format!("rows {start}..{end}: {detail}"),
+                                detail: format!("rows {first}..{last}: {detail}"),
                             })
                         })?
                     }

@@ -2,7 +2,7 @@
 //! the same answer as computing it by hand.
 
 use strata_query::Engine;
-use strata_store::{Attribute, TableSpec, TableWrite};
+use strata_store::{Attribute, ColumnType, TableSpec, TableWrite};
 
 use super::data::*;
 
@@ -178,4 +178,111 @@ fn a_sorted_column_is_cut_by_binary_search() {
     assert!(!in_range.is_empty() && in_range.len() < 20_000 / 5, "the range holds some rows, not most");
     assert!(close(v, in_range.iter().sum::<i64>() as f64), "{v:?}");
     assert_eq!(stats.rows_scanned, in_range.len() as u64, "only the rows in range are read");
+}
+
+/// A range of the time column in a table parted by symbol, times ascending within
+/// each symbol and stored plain, is answered by the scan alone (binary search in
+/// every run, through the column's samples): no filter above it, the time column
+/// not read unless selected, null times never in range. Compressed, the same
+/// query keeps its filter and gives the same answers.
+#[test]
+fn time_ranges_on_ordered_times_are_exact_and_never_hold_null_times() {
+    let day: strata_store::Date = DAY.parse().unwrap();
+    let mut rng = Rng(23);
+    // About 700 rows a symbol: runs span many samples (one per 64 rows).
+    let mut rows = random_rows(&mut rng, 21_000, 30, 5_000, 1_000_000);
+    for (i, row) in rows.iter_mut().enumerate() {
+        row.2 = if i % 97 == 0 { i64::MIN } else { day.start_nanos() + row.2 };
+    }
+    let at = |t: i64| format!("arrow_cast({t}, 'Timestamp(Nanosecond, None)')");
+    for spec in ["none", "zstd:1@12"] {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), DAY, "t", &rows_table(&rows), &sorted_write(spec));
+        let engine = Engine::open(dir.path()).unwrap();
+        for _ in 0..20 {
+            let a = day.start_nanos() + rng.below(5_200) as i64 * 1_000_000 - 100_000_000;
+            let b = a + rng.below(600) as i64 * 1_000_000;
+            let cases: [(String, Passes); 3] = [
+                (format!("time >= {} AND time < {}", at(a), at(b)), Box::new(move |t| a <= t && t < b)),
+                (format!("time BETWEEN {} AND {}", at(a), at(b)), Box::new(move |t| a <= t && t <= b)),
+                (format!("time < {}", at(b)), Box::new(move |t| t < b)),
+            ];
+            for (condition, passes) in cases {
+                let sql = format!("SELECT count(*) AS n, sum(v) AS v FROM t WHERE {condition}");
+                let out = one(&engine.sql(&sql).unwrap());
+                let kept: Vec<i64> = rows.iter().filter(|r| r.2 != i64::MIN && passes(r.2)).map(|r| r.3).collect();
+                assert_eq!(ints(&out, "n")[0], Some(kept.len() as i64), "{spec}: {sql}");
+                let sum = (!kept.is_empty()).then(|| kept.iter().sum::<i64>());
+                assert_eq!(ints(&out, "v")[0], sum, "{spec}: {sql}");
+            }
+        }
+        let (lo, hi) = (day.start_nanos() + 1_000_000_000, day.start_nanos() + 1_500_000_000);
+        let sql = format!("SELECT sum(v) AS v FROM t WHERE time >= {} AND time < {}", at(lo), at(hi));
+        let plan = engine.explain(&sql).unwrap();
+        assert_eq!(plan.contains("FilterExec"), spec != "none", "{spec}: {plan}");
+        let before = engine.scan_stats();
+        engine.sql(&sql).unwrap();
+        let read = engine.scan_stats().since(&before);
+        let in_range = rows.iter().filter(|r| (lo..hi).contains(&r.2)).count() as u64;
+        if spec == "none" {
+            assert_eq!((read.rows_scanned, read.bytes_read), (in_range, in_range * 8), "v alone, in-range rows");
+        }
+    }
+}
+
+/// A time window leaves a short range in every symbol's run; the scan gathers
+/// them into full batches. Strings, the row number `i` and LIMIT come through the
+/// gathering intact.
+#[test]
+fn short_ranges_gathered_into_batches_keep_every_column() {
+    let day: strata_store::Date = DAY.parse().unwrap();
+    let mut rows = random_rows(&mut Rng(31), 12_000, 400, 1_000, 1_000_000);
+    for row in rows.iter_mut() {
+        row.2 += day.start_nanos();
+    }
+    let stored = sorted(&rows);
+    let notes = stored.iter().map(|r| if r.3 % 5 == 0 { String::new() } else { format!("n{}", r.3) });
+    let table = strata_store::Table::new(vec![
+        ("sym".into(), strata_store::Column::from_symbols(stored.iter().map(|r| r.0.as_str()))),
+        ("time".into(), column(ColumnType::Timestamp, stored.iter().map(|r| r.2).collect())),
+        ("v".into(), column(ColumnType::Long, stored.iter().map(|r| r.3).collect())),
+        ("note".into(), strata_store::Column::from_strings(notes)),
+    ])
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let plain = TableWrite {
+        spec: TableSpec::uniform("none".parse().unwrap()),
+        sort_by: vec![],
+        attributes: vec![("sym".into(), Attribute::Parted)],
+    };
+    write(dir.path(), DAY, "t", &table, &plain);
+    let engine = Engine::open(dir.path()).unwrap();
+    let (lo, hi) = (day.start_nanos() + 400_000_000, day.start_nanos() + 430_000_000);
+    let at = |t: i64| format!("arrow_cast({t}, 'Timestamp(Nanosecond, None)')");
+    let sql = format!("SELECT i, sym, note, v FROM t WHERE time >= {} AND time < {}", at(lo), at(hi));
+    let want: Vec<(i64, String, Option<String>, i64)> = stored
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| (lo..hi).contains(&r.2))
+        .map(|(i, r)| (i as i64, r.0.clone(), (r.3 % 5 != 0).then(|| format!("n{}", r.3)), r.3))
+        .collect();
+    assert!(want.len() > 200 && want.len() < 1_000, "a window of a few rows in most runs: {}", want.len());
+    for limit in [None, Some(37)] {
+        let sql = match limit {
+            Some(n) => format!("{sql} LIMIT {n}"),
+            None => sql.clone(),
+        };
+        let out = one(&engine.sql(&sql).unwrap());
+        let (i, s, n, v) = (ints(&out, "i"), texts(&out, "sym"), texts(&out, "note"), ints(&out, "v"));
+        let got: Vec<(i64, String, Option<String>, i64)> =
+            (0..out.num_rows()).map(|k| (i[k].unwrap(), s[k].clone().unwrap(), n[k].clone(), v[k].unwrap())).collect();
+        assert_eq!(got, want[..limit.unwrap_or(want.len())], "{sql}");
+    }
+}
+
+/// Whether a time passes a condition.
+type Passes = Box<dyn Fn(i64) -> bool>;
+
+fn column(ty: ColumnType, values: Vec<i64>) -> strata_store::Column {
+    strata_store::Column::from_values(ty, values).unwrap()
 }
