@@ -7,7 +7,7 @@
 //! | `wsum(w, x)` | `w wsum x` | weighted sum |
 //! | `xbar(b, x)` | `b xbar x` | `x` rounded down to a multiple of `b` (numbers, timestamps, timespans) |
 //! | `time_bucket(interval, ts)` | `xbar` | DuckDB's name for the same |
-//! | `first(x)`, `last(x)` | `first`, `last` | DataFusion's `first_value` / `last_value`; add `ORDER BY time` for time order (free when the table declares that order) |
+//! | `first(x)`, `last(x)` | `first`, `last` | `first_value` / `last_value`; add `ORDER BY time` for time order (an integer compare per row, see [`FirstLast`]) |
 //! | `med(x)` | `med` | median |
 //! | `sdev(x)`, `dev(x)` | `sdev`, `dev` | sample and population standard deviation |
 //! | `cor(x, y)` | `cor` | correlation |
@@ -15,15 +15,17 @@
 //! `median`, `stddev`, `corr`, `first_value`, `last_value` keep their usual names.
 
 mod bucket;
+mod first_last;
 mod weighted;
 
 use std::sync::Arc;
 
-use datafusion::functions_aggregate::{correlation, first_last, median, stddev};
+use datafusion::functions_aggregate::{correlation, median, stddev};
 use datafusion::logical_expr::{AggregateUDF, ScalarUDF};
 use datafusion::prelude::SessionContext;
 
 pub use bucket::Bucket;
+pub use first_last::FirstLast;
 pub use weighted::{Weighted, WeightedAggregate};
 
 /// Registers Strata's functions and q's names for DataFusion's own.
@@ -34,8 +36,8 @@ pub fn register(ctx: &SessionContext) -> datafusion::common::Result<()> {
     ctx.register_udf(ScalarUDF::new_from_impl(Bucket::new("xbar")));
     ctx.register_udf(ScalarUDF::new_from_impl(Bucket::new("time_bucket")));
     let aliases: [(Arc<AggregateUDF>, &str); 6] = [
-        (first_last::first_value_udaf(), "first"),
-        (first_last::last_value_udaf(), "last"),
+        (Arc::new(AggregateUDF::new_from_impl(FirstLast::new(true))), "first"),
+        (Arc::new(AggregateUDF::new_from_impl(FirstLast::new(false))), "last"),
         (median::median_udaf(), "med"),
         (stddev::stddev_udaf(), "sdev"),
         (stddev::stddev_pop_udaf(), "dev"),
