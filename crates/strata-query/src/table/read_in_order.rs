@@ -8,8 +8,8 @@
 //! dictionary symbols) to interleave streams that never interleave: every row of
 //! partition k comes before every row of partition k+1. [`ReadInOrder`] replaces
 //! such a merge by the scan in one partition that reads the stretches one after
-//! another (with any filters and projections between them kept), which gives the
-//! same rows in the same order.
+//! another (with any filters and projections between them kept, and any
+//! repartition between them dropped), which gives the same rows in the same order.
 
 use std::sync::Arc;
 
@@ -21,6 +21,7 @@ use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_plan::execution_plan::replace_children_if_necessary;
 use datafusion::physical_plan::filter::FilterExec;
 use datafusion::physical_plan::projection::ProjectionExec;
+use datafusion::physical_plan::repartition::RepartitionExec;
 use datafusion::physical_plan::sorts::sort_preserving_merge::SortPreservingMergeExec;
 
 use super::scan::StrataScanExec;
@@ -50,7 +51,8 @@ impl PhysicalOptimizerRule for ReadInOrder {
 }
 
 /// What replaces `node` when it merges the partitions of a sorted Strata scan
-/// (through filters and projections, which keep each partition's order).
+/// (through filters and projections, which keep each partition's order, and
+/// repartitions, which are dropped).
 fn read_in_order(node: &Arc<dyn ExecutionPlan>) -> Option<Arc<dyn ExecutionPlan>> {
     let merge = node.downcast_ref::<SortPreservingMergeExec>()?;
     if merge.fetch().is_some() {
@@ -62,11 +64,15 @@ fn read_in_order(node: &Arc<dyn ExecutionPlan>) -> Option<Arc<dyn ExecutionPlan>
         if let Some(scan) = current.downcast_ref::<StrataScanExec>() {
             break scan;
         }
-        if current.downcast_ref::<FilterExec>().is_none() && current.downcast_ref::<ProjectionExec>().is_none() {
-            return None;
-        }
         let child = Arc::clone(current.children().first()?);
-        between.push(current);
+        // A repartition only spreads each partition's rows (in order, under a
+        // merge) over more partitions: one partition needs none.
+        if current.downcast_ref::<RepartitionExec>().is_none() {
+            if current.downcast_ref::<FilterExec>().is_none() && current.downcast_ref::<ProjectionExec>().is_none() {
+                return None;
+            }
+            between.push(current);
+        }
         current = child;
     };
     let mut read: Arc<dyn ExecutionPlan> = Arc::new(scan.in_one_partition());

@@ -304,21 +304,34 @@ fn stored_tables_roll_in_one_pass_and_match_the_reference() {
         // The scan's three partitions are read one after another, not merged.
         assert!(!plan.contains("SortPreservingMergeExec") && plan.contains("StrataScanExec"), "{plan}");
 
-        // A filter between the scan and the window stays, in order.
-        let kept: Vec<Row> = rows.iter().filter(|r| r.sym != "S1").cloned().collect();
-        let sql = format!("SELECT id, sum(n) OVER ({OVER} ROWS 2 PRECEDING) AS f0 FROM t WHERE sym <> 'S1'");
-        let plan = engine.explain(&sql).unwrap();
-        assert!(plan.contains("FilterExec") && !plan.contains("SortPreservingMergeExec"), "{plan}");
-        if matches!(times, Times::Unique) {
+        // A filter between the scan and the window stays, in order; so does a filter
+        // on the parted symbols, read in one partition (batches larger than its
+        // rows). (On the 5M-quote benchmark day DataFusion spreads such a partition
+        // over two again below the merge; `ReadInOrder` drops that repartition.)
+        let one_batch =
+            Engine::open_with(dir.path(), &EngineOptions { batch_rows: 4096, threads: 3, ..Default::default() })
+                .unwrap();
+        for (condition, dropped, engine) in
+            [("sym <> 'S1'", ["S1"].as_slice(), &engine), ("sym IN ('S1', 'S3')", &["S0", "S2", "S4"], &one_batch)]
+        {
+            let kept: Vec<Row> = rows.iter().filter(|r| !dropped.contains(&r.sym.as_str())).cloned().collect();
+            // Two windows over a timespan's order share an order key computed in a
+            // projection between the scan and the window.
+            let sql = format!("SELECT id, lag(n) OVER ({OVER}) AS f0, lag(s) OVER ({OVER}) FROM t WHERE {condition}");
+            let plan = engine.explain(&sql).unwrap();
+            assert!(!plan.contains("SortPreservingMergeExec") && plan.contains("RollingWindowExec"), "{plan}");
+            assert_eq!(plan.contains("FilterExec"), condition.contains("<>"), "the IN list is the scan's: {plan}");
+            if !matches!(times, Times::Unique) {
+                continue;
+            }
             let got = one(&engine.sql(&sql).unwrap());
             let got: BTreeMap<i64, Option<i64>> =
                 ints(&got, "id").into_iter().map(Option::unwrap).zip(ints(&got, "f0")).collect();
+            assert_eq!(got.len(), kept.len(), "{case}: {condition}");
             let sorted = stored_order(&kept);
             for (i, row) in sorted.iter().enumerate() {
-                let frame = frame(&sorted, i, Frame::Rows(Some(2)));
-                let values = non_null(&sorted, &frame);
-                let want = (!values.is_empty()).then(|| values.iter().sum());
-                assert_eq!(got[&row.id], want, "{case}: filtered, id {}", row.id);
+                let want = if i > 0 && sorted[i - 1].sym == row.sym { sorted[i - 1].n } else { None };
+                assert_eq!(got[&row.id], want, "{case}: {condition}, id {}", row.id);
             }
         }
     }
