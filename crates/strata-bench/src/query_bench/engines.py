@@ -94,8 +94,19 @@ def normalised(table):
 
 
 def sort_key(row):
-    return tuple((0, "") if v is None else (1, round(v, 6 - int(math.floor(math.log10(abs(v)))))) if isinstance(v, float) and v and math.isfinite(v)
-                 else (2, repr(v)) for v in row)
+    """Rows sort the same whichever engine gave them: numbers by value whether an
+    engine answered an integer or a float (DuckDB's sums of integers are decimals,
+    Strata's integers; by text, 1156 would sort before 856), floats rounded to the
+    tolerance."""
+    def key(v):
+        if v is None:
+            return (0, 0)
+        if isinstance(v, float) and v and math.isfinite(v):
+            return (1, round(v, 6 - int(math.floor(math.log10(abs(v))))))
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            return (1, v)
+        return (2, repr(v))
+    return tuple(key(v) for v in row)
 
 
 def same_value(a, b):
