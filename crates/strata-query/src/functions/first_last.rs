@@ -13,6 +13,7 @@
 
 use std::sync::Arc;
 
+use super::passes_filter;
 use arrow_array::cast::AsArray;
 use arrow_array::types::*;
 use arrow_array::{Array, ArrayRef, ArrowPrimitiveType, BooleanArray, PrimitiveArray, make_array};
@@ -278,8 +279,7 @@ impl<T: ArrowPrimitiveType + Send> GroupsAccumulator for ByKey<T> {
         total_num_groups: usize,
     ) -> Result<()> {
         self.resize(total_num_groups);
-        let filter = |row: usize| opt_filter.is_none_or(|f| f.is_valid(row) && f.value(row));
-        self.update(&values[0], &values[1], group_indices, filter);
+        self.update(&values[0], &values[1], group_indices, |row| passes_filter(opt_filter, row));
         Ok(())
     }
 

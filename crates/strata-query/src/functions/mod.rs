@@ -28,6 +28,13 @@ pub use bucket::Bucket;
 pub use first_last::FirstLast;
 pub use weighted::{Weighted, WeightedAggregate};
 
+/// Whether row `row` passes an aggregate's FILTER clause (true, not false or
+/// null), for grouped accumulators.
+fn passes_filter(filter: Option<&arrow_array::BooleanArray>, row: usize) -> bool {
+    use arrow_array::Array;
+    filter.is_none_or(|f| f.is_valid(row) && f.value(row))
+}
+
 /// Registers Strata's functions and q's names for DataFusion's own.
 pub fn register(ctx: &SessionContext) -> datafusion::common::Result<()> {
     ctx.register_udaf(AggregateUDF::new_from_impl(WeightedAggregate::new(Weighted::Average)));

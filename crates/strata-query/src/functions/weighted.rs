@@ -14,6 +14,8 @@ use datafusion::arrow::compute::kernels::numeric::mul;
 use datafusion::common::{Result, ScalarValue};
 use datafusion::logical_expr::function::{AccumulatorArgs, StateFieldsArgs};
 use datafusion::logical_expr::utils::format_state_name;
+
+use super::passes_filter;
 use datafusion::logical_expr::{
     Accumulator, AggregateUDFImpl, EmitTo, GroupsAccumulator, Signature, TypeSignature, Volatility,
 };
@@ -136,11 +138,6 @@ impl WeightedGroups {
     fn arguments<'a>(&self, values: &'a [ArrayRef]) -> (&'a ArrayRef, &'a ArrayRef) {
         (&values[1 - self.weight_at], &values[self.weight_at])
     }
-}
-
-/// Whether row `row` passes an aggregate's FILTER clause.
-fn passes_filter(filter: Option<&BooleanArray>, row: usize) -> bool {
-    filter.is_none_or(|f| f.is_valid(row) && f.value(row))
 }
 
 impl GroupsAccumulator for WeightedGroups {
