@@ -241,14 +241,21 @@ impl<T: ArrowPrimitiveType> ByKey<T> {
     }
 
     /// Rows of `values` and `keys` into groups `groups`, those `passes` lets by.
-    fn update(&mut self, values: &ArrayRef, keys: &ArrayRef, groups: &[usize], passes: impl Fn(usize) -> bool) {
+    fn update(
+        &mut self,
+        values: &ArrayRef,
+        keys: &ArrayRef,
+        groups: &[usize],
+        passes: impl Fn(usize) -> bool,
+    ) -> Result<()> {
         let values = values.as_primitive::<T>();
-        let keys = as_i64(keys);
+        let keys = as_i64(keys)?;
         for (row, &group) in groups.iter().enumerate() {
             if passes(row) {
                 self.offer(group, values, &keys, row);
             }
         }
+        Ok(())
     }
 
     /// The values of the groups `emit_to` takes, null where unset or null.
@@ -263,11 +270,10 @@ impl<T: ArrowPrimitiveType> ByKey<T> {
     }
 }
 
-/// An array of a 64-bit key type seen as `Int64`.
-fn as_i64(keys: &ArrayRef) -> PrimitiveArray<Int64Type> {
-    let data = keys.to_data().into_builder().data_type(DataType::Int64);
-    // SAFETY: every key type `is_i64_key` admits is one buffer of i64 values.
-    PrimitiveArray::from(unsafe { data.build_unchecked() })
+/// An array of a 64-bit key type seen as `Int64` (the same buffers; the layout is
+/// checked, not assumed).
+fn as_i64(keys: &ArrayRef) -> Result<PrimitiveArray<Int64Type>> {
+    Ok(PrimitiveArray::from(keys.to_data().into_builder().data_type(DataType::Int64).build()?))
 }
 
 impl<T: ArrowPrimitiveType + Send> GroupsAccumulator for ByKey<T> {
@@ -279,8 +285,7 @@ impl<T: ArrowPrimitiveType + Send> GroupsAccumulator for ByKey<T> {
         total_num_groups: usize,
     ) -> Result<()> {
         self.resize(total_num_groups);
-        self.update(&values[0], &values[1], group_indices, |row| passes_filter(opt_filter, row));
-        Ok(())
+        self.update(&values[0], &values[1], group_indices, |row| passes_filter(opt_filter, row))
     }
 
     fn evaluate(&mut self, emit_to: EmitTo) -> Result<ArrayRef> {
@@ -298,8 +303,7 @@ impl<T: ArrowPrimitiveType + Send> GroupsAccumulator for ByKey<T> {
         self.resize(total_num_groups);
         let [value, key, set] = values else { return internal_err!("first/last state: value, key, is_set") };
         let set = set.as_boolean();
-        self.update(value, key, group_indices, |row| set.is_valid(row) && set.value(row));
-        Ok(())
+        self.update(value, key, group_indices, |row| set.is_valid(row) && set.value(row))
     }
 
     /// Each row as its own group's state, as DataFusion's accumulator gives it: the
