@@ -24,11 +24,21 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match commands::run(cli.command) {
         Ok(()) => ExitCode::SUCCESS,
+        // `strata sql ... | head`: the reader has what it wanted, as with `cat`.
+        Err(e) if is_closed_pipe(e.as_ref()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("strata: error: {e}");
             ExitCode::FAILURE
         }
     }
+}
+
+/// Whether `error`, or an error it wraps, is a write to a pipe whose reader has
+/// gone.
+fn is_closed_pipe(error: &(dyn std::error::Error + 'static)) -> bool {
+    std::iter::successors(Some(error), |e| e.source())
+        .filter_map(|e| e.downcast_ref::<std::io::Error>())
+        .any(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
 }
 
 /// A panic is a bug. Unless `RUST_BACKTRACE` asks for the full report, it is printed

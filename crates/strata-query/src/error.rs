@@ -16,6 +16,9 @@ pub enum QueryError {
     /// The request itself is invalid (a bad table name, an unsupported form).
     #[error("{0}")]
     Invalid(String),
+    /// Writing a result out failed (a full disk, a closed pipe).
+    #[error("cannot write results: {0}")]
+    Output(#[source] std::io::Error),
     /// The statement is not allowed here: it would write, or reach past the
     /// engine's tables (see `EngineOptions::allow_write`).
     #[error("refused: {0}")]

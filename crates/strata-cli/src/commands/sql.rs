@@ -7,7 +7,7 @@ use std::time::Instant;
 use clap::Args;
 use strata_query::datafusion::arrow::array::RecordBatch;
 use strata_query::datafusion::arrow::datatypes::SchemaRef;
-use strata_query::output::{Format, write, write_parquet};
+use strata_query::output::{DEFAULT_TABLE_ROWS, Format, write, write_parquet, write_table};
 use strata_query::{Engine, EngineOptions};
 
 use super::{CliResult, database_arg};
@@ -30,6 +30,11 @@ pub struct SqlArgs {
     /// Write the result to this file instead of standard output.
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Rows a table shows: the first and last halves of a longer result, then its
+    /// row count, as DuckDB's shell does. 0 shows every row. CSV, JSON and Parquet
+    /// always hold every row.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_TABLE_ROWS)]
+    max_rows: usize,
     /// Fail queries whose sorts, aggregations and joins need more memory (e.g. 2G).
     #[arg(long)]
     memory_limit: Option<String>,
@@ -62,7 +67,8 @@ pub fn run(args: SqlArgs) -> CliResult {
             let started = Instant::now();
             let (schema, batches) = engine.sql_with_schema(query).map_err(|e| with_caret(query, &e.to_string()))?;
             let ran = started.elapsed();
-            emit(&schema, &batches, output_format(&args), args.out.as_ref())?;
+            let printing = Printing { format: output_format(&args), max_rows: args.max_rows };
+            emit(&schema, &batches, printing, args.out.as_ref())?;
             if args.timing {
                 let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
                 let peak = peak_memory().map_or("?".to_string(), |b| format!("{:.1} MiB", b as f64 / MIB));
@@ -76,7 +82,7 @@ pub fn run(args: SqlArgs) -> CliResult {
         }
         None => {
             let format = if args.format == Some(Format::Parquet) { Format::Table } else { output_format(&args) };
-            super::sql_shell::run(&engine, &db, format)
+            super::sql_shell::run(&engine, &db, Printing { format, max_rows: args.max_rows })
         }
     }
 }
@@ -86,12 +92,35 @@ fn output_format(args: &SqlArgs) -> Format {
     args.format.or_else(|| args.out.as_deref().and_then(Format::from_path)).unwrap_or(Format::Table)
 }
 
+/// How results are printed: the format, and the rows a table shows.
+#[derive(Clone, Copy)]
+pub(super) struct Printing {
+    /// The output format.
+    pub format: Format,
+    /// Rows a table shows (0: all).
+    pub max_rows: usize,
+}
+
+impl Printing {
+    /// Writes `batches` to `out`.
+    fn write(self, batches: &[RecordBatch], out: &mut dyn std::io::Write) -> CliResult {
+        match self.format {
+            Format::Table => Ok(write_table(batches, self.max_rows, out)?),
+            format => Ok(write(batches, format, out)?),
+        }
+    }
+}
+
 /// Prints or saves one result.
-fn emit(schema: &SchemaRef, batches: &[RecordBatch], format: Format, out: Option<&PathBuf>) -> CliResult {
-    match (format, out) {
+fn emit(schema: &SchemaRef, batches: &[RecordBatch], printing: Printing, out: Option<&PathBuf>) -> CliResult {
+    match (printing.format, out) {
         (Format::Parquet, Some(path)) => Ok(write_parquet(batches, schema, path)?),
-        (_, Some(path)) => Ok(write(batches, format, &mut std::fs::File::create(path)?)?),
-        (_, None) => Ok(write(batches, format, &mut std::io::stdout().lock())?),
+        (_, Some(path)) => {
+            let mut file = std::io::BufWriter::new(std::fs::File::create(path)?);
+            printing.write(batches, &mut file)?;
+            Ok(std::io::Write::flush(&mut file)?)
+        }
+        (_, None) => printing.write(batches, &mut std::io::stdout().lock()),
     }
 }
 
@@ -130,13 +159,13 @@ fn unwrap_parser_error(message: &str) -> String {
 
 /// Runs one shell statement: its result on standard output, then its rows, time
 /// and peak memory (or its error) on standard error.
-pub(super) fn run_in_shell(engine: &Engine, query: &str, format: Format) -> CliResult {
+pub(super) fn run_in_shell(engine: &Engine, query: &str, printing: Printing) -> CliResult {
     reset_peak_memory();
     let started = Instant::now();
     match engine.sql(query) {
         Ok(batches) => {
             let elapsed = started.elapsed();
-            write(&batches, format, &mut std::io::stdout().lock())?;
+            printing.write(&batches, &mut std::io::stdout().lock())?;
             let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
             let peak = peak_memory().map_or("?".to_string(), crate::output::human_bytes);
             eprintln!("{rows} rows in {:.3} ms, peak memory {peak}", elapsed.as_secs_f64() * 1e3);

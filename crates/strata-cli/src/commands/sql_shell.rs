@@ -3,7 +3,8 @@
 //! takes statements over several lines until `;`, and completes table names,
 //! column names and SQL keywords with Tab. Statements piped in are read the same
 //! way without prompts. `\q` quits, `\t` lists tables, `\h` the history, `!N`
-//! reruns entry N, `\f FORMAT` switches the output format. Each result is followed
+//! reruns entry N, `\f FORMAT` switches the output format, `\maxrows N` the rows a
+//! table shows (0: all). Each result is followed
 //! by its rows, time and peak memory on standard error; an error by its message,
 //! the line it points at and a caret under the position.
 
@@ -19,6 +20,8 @@ use rustyline::validate::{ValidationContext, ValidationResult, Validator};
 use rustyline::{Context, Editor, Helper};
 use strata_query::Engine;
 use strata_query::output::Format;
+
+use super::sql::Printing;
 
 use super::CliResult;
 
@@ -159,8 +162,9 @@ impl Input<'_> {
     }
 }
 
-/// Runs the shell on `engine` (the database at `db`), printing results as `format`.
-pub(super) fn run(engine: &Engine, db: &Path, mut format: Format) -> CliResult {
+/// Runs the shell on `engine` (the database at `db`), printing results as `printing`
+/// says.
+pub(super) fn run(engine: &Engine, db: &Path, mut printing: Printing) -> CliResult {
     let mut history_file = std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".strata_sql_history"));
     let stdin = std::io::stdin();
     let mut input = if stdin.is_terminal() {
@@ -172,7 +176,7 @@ pub(super) fn run(engine: &Engine, db: &Path, mut format: Format) -> CliResult {
         }
         eprintln!(
             "strata sql on {} ({} tables); end statements with ';', Tab completes, \\q quits, \\t tables, \\h history, \
-             !N reruns, \\f table|csv|json switches the output",
+             !N reruns, \\f table|csv|json switches the output, \\maxrows N the rows a table shows",
             db.display(),
             engine.table_names().len()
         );
@@ -199,10 +203,17 @@ pub(super) fn run(engine: &Engine, db: &Path, mut format: Format) -> CliResult {
                 }
                 continue;
             }
+            m if m.starts_with("\\maxrows") => {
+                match m["\\maxrows".len()..].trim().parse::<usize>() {
+                    Ok(rows) => printing.max_rows = rows,
+                    Err(_) => eprintln!("error: \\maxrows takes a number of rows (0: all)"),
+                }
+                continue;
+            }
             f if f.starts_with("\\f") => {
                 match f[2..].trim().parse::<Format>() {
                     Ok(Format::Parquet) | Err(_) => eprintln!("error: \\f takes table, csv or json"),
-                    Ok(new) => format = new,
+                    Ok(new) => printing.format = new,
                 }
                 continue;
             }
@@ -218,13 +229,15 @@ pub(super) fn run(engine: &Engine, db: &Path, mut format: Format) -> CliResult {
                 }
             }
             other if other.starts_with('\\') => {
-                eprintln!("error: unknown command {other}; \\q quits, \\t tables, \\h history, \\f format");
+                eprintln!(
+                    "error: unknown command {other}; \\q quits, \\t tables, \\h history, \\f format, \\maxrows rows"
+                );
                 continue;
             }
             statement => statement.trim_end_matches(';').trim_end().to_string(),
         };
         input.remember(&format!("{query};"), &mut history_file)?;
-        super::sql::run_in_shell(engine, &query, format)?;
+        super::sql::run_in_shell(engine, &query, printing)?;
     }
     Ok(())
 }

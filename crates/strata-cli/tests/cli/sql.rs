@@ -233,3 +233,39 @@ fn the_shell_reports_rows_time_and_memory_and_keeps_history() {
     assert!(out.contains("| sym |") && out.contains("| B   |"), "!2 ran the second entry: {out}");
     assert!(err.contains("no history entry 9"), "{err}");
 }
+
+#[test]
+fn long_tables_show_their_ends_and_a_closed_pipe_ends_quietly() {
+    let (dir, db) = tick_db();
+    let db = db.to_str().unwrap();
+    // 10 000 rows: a table shows the first and last 20 and the count, as DuckDB's shell.
+    let query = "SELECT n FROM generate_series(1, 10000) AS t(n)";
+    let table = ok(&["sql", "--db", db, query]);
+    let cells: Vec<&str> =
+        table.lines().filter(|l| l.starts_with("| ")).skip(1).map(|l| l[2..].trim_end_matches([' ', '|'])).collect();
+    let expected: Vec<String> =
+        (1..=20).map(|n| n.to_string()).chain(["…".to_string()]).chain((9981..=10000).map(|n| n.to_string())).collect();
+    assert_eq!(cells, expected, "{table}");
+    assert!(table.ends_with("10000 rows (40 shown)\n"), "{table}");
+    let all = ok(&["sql", "--db", db, query, "--max-rows", "0"]);
+    assert_eq!(all.lines().filter(|l| l.starts_with("| ")).count(), 10_001, "--max-rows 0 shows every row");
+    assert!(!all.contains("shown"));
+    let csv = ok(&["sql", "--db", db, query, "--format", "csv"]);
+    assert_eq!(csv.lines().count(), 10_001, "CSV holds every row whatever --max-rows says");
+    let (out, _) = shell(db, dir.path(), "\\maxrows 4\nSELECT n FROM generate_series(1, 10) AS t(n);\n");
+    assert!(out.contains("| 2  |\n| …  |\n| 9  |") && out.ends_with("10 rows (4 shown)\n"), "{out}");
+
+    // A reader that stops early (`| head -1`): no error, a success status.
+    let mut child = Command::new(binary())
+        .args(["sql", "--db", db, "SELECT n FROM generate_series(1, 2000000) AS t(n)", "--format", "csv"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 2];
+    std::io::Read::read_exact(child.stdout.as_mut().unwrap(), &mut first).unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(&first, b"n\n");
+    assert!(out.status.success() && out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+}

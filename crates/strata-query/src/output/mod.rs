@@ -9,16 +9,22 @@ use arrow_array::cast::AsArray;
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use datafusion::arrow::compute::cast;
-use parquet::arrow::ArrowWriter;
-use parquet::basic::{Compression, ZstdLevel};
-use parquet::file::properties::WriterProperties;
 
 use crate::error::{QueryError, Result};
+
+mod parquet_file;
+mod table;
+mod text;
+
+pub use parquet_file::write_parquet;
+pub use table::{DEFAULT_TABLE_ROWS, write_table};
+use text::{TextFormat, write_text};
 
 /// How results are printed or saved.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
-    /// A boxed table for a terminal.
+    /// A boxed table for a terminal, long results cut to their first and last
+    /// rows ([`write_table`]).
     Table,
     /// CSV with a header row.
     Csv,
@@ -117,45 +123,16 @@ pub fn plain_text(batches: &[RecordBatch], durations_as_nanos: bool) -> Result<(
     Ok((schema, out))
 }
 
-/// Writes `batches` to `out` as `format` (Parquet needs a seekable file: use
+/// Writes `batches` to `out` as `format`, a table showing at most
+/// [`DEFAULT_TABLE_ROWS`] rows (Parquet needs a seekable file: use
 /// [`write_parquet`]).
 pub fn write(batches: &[RecordBatch], format: Format, out: &mut dyn Write) -> Result<()> {
-    let (_, batches) = plain_text(batches, false)?;
-    let io = |e: std::io::Error| QueryError::Invalid(format!("cannot write results: {e}"));
-    let arrow = |e: datafusion::arrow::error::ArrowError| QueryError::Invalid(format!("cannot write results: {e}"));
     match format {
-        Format::Table => {
-            let text = datafusion::arrow::util::pretty::pretty_format_batches(&batches).map_err(arrow)?;
-            writeln!(out, "{text}").map_err(io)
-        }
-        Format::Csv => {
-            let mut writer = datafusion::arrow::csv::WriterBuilder::new().with_header(true).build(out);
-            batches.iter().try_for_each(|b| writer.write(b)).map_err(arrow)
-        }
-        Format::Json => {
-            let mut writer = datafusion::arrow::json::LineDelimitedWriter::new(out);
-            batches.iter().try_for_each(|b| writer.write(b)).map_err(arrow)?;
-            writer.finish().map_err(arrow)
-        }
+        Format::Table => write_table(batches, DEFAULT_TABLE_ROWS, out),
+        Format::Csv => write_text(batches, TextFormat::Csv, out),
+        Format::Json => write_text(batches, TextFormat::JsonLines, out),
         Format::Parquet => Err(QueryError::Invalid("Parquet output needs a file: give --out".into())),
     }
-}
-
-/// Writes `batches` to the Parquet file `path` (zstd level 3), text dictionaries as
-/// strings and timespans as `Int64` nanoseconds (Parquet has no duration type).
-pub fn write_parquet(batches: &[RecordBatch], schema: &SchemaRef, path: &std::path::Path) -> Result<()> {
-    let (plain_schema, batches) = plain_text(batches, true)?;
-    let schema = if batches.is_empty() { schema.clone() } else { plain_schema };
-    let fail = |e: &dyn std::fmt::Display| QueryError::Invalid(format!("{}: {e}", path.display()));
-    let file = std::fs::File::create(path).map_err(|e| fail(&e))?;
-    let level = ZstdLevel::try_new(3).expect("a valid zstd level");
-    let props = WriterProperties::builder().set_compression(Compression::ZSTD(level)).build();
-    let mut writer = ArrowWriter::try_new(file, schema, Some(props)).map_err(|e| fail(&e))?;
-    for batch in &batches {
-        writer.write(batch).map_err(|e| fail(&e))?;
-    }
-    writer.close().map_err(|e| fail(&e))?;
-    Ok(())
 }
 
 #[cfg(test)]
