@@ -186,9 +186,15 @@ pub fn normalise(day: &TaqDay) -> (Table, Table) {
 /// Writes `quote`, `trade`, `quoteNorm` and `tradeNorm` into partition `date` of
 /// `db`, each sorted by symbol then time with the parted attribute on its symbol
 /// column. `how` supplies the compression (its sort and attribute lists are
-/// replaced by those).
-pub fn write_day(db: &Database, date: Date, day: &TaqDay, how: &TableWrite) -> strata_store::Result<()> {
-    write_day_with_progress(db, date, day, how, &NoProgress)
+/// replaced by those); `mode` says what happens to tables the day already holds.
+pub fn write_day(
+    db: &Database,
+    date: Date,
+    day: &TaqDay,
+    how: &TableWrite,
+    mode: WriteMode,
+) -> strata_store::Result<()> {
+    write_day_with_progress(db, date, day, how, mode, &NoProgress)
 }
 
 /// [`write_day`], telling `progress` one step per table, in bytes of its values.
@@ -197,6 +203,7 @@ pub fn write_day_with_progress(
     date: Date,
     day: &TaqDay,
     how: &TableWrite,
+    mode: WriteMode,
     progress: &dyn Progress,
 ) -> strata_store::Result<()> {
     let (quote_norm, trade_norm) = normalise(day);
@@ -212,7 +219,7 @@ pub fn write_day_with_progress(
             ..how.clone()
         };
         let location = TableLocation::Partition(date, name.to_string());
-        db.write_table_as(&location, table, &how, WriteMode::Merge, progress)?;
+        db.write_table_as(&location, table, &how, mode, progress)?;
     }
     Ok(())
 }

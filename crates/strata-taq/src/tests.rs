@@ -1,7 +1,7 @@
 //! Tests of the generated day: schema, determinism, order, and the written partition.
 
 use strata_store::progress::{ProgressLog, Unit};
-use strata_store::{Attribute, ColumnType, Database, TableLocation, TableWrite};
+use strata_store::{Attribute, ColumnType, Database, TableLocation, TableWrite, WriteMode};
 
 use super::*;
 
@@ -78,7 +78,7 @@ fn write_day_writes_four_parted_tables() {
     let log = ProgressLog::default();
     let day = generate_with_progress(&config, &log);
     assert_eq!(day, generate(&config), "progress changes nothing");
-    write_day_with_progress(&db, config.date, &day, &TableWrite::default(), &log).unwrap();
+    write_day_with_progress(&db, config.date, &day, &TableWrite::default(), WriteMode::Fail, &log).unwrap();
     assert_eq!(db.tables(Some(config.date)).unwrap(), ["quote", "quoteNorm", "trade", "tradeNorm"]);
     let steps = log.complete_steps().unwrap();
     let named: Vec<_> = steps.iter().map(|s| (s.name.as_str(), s.unit)).collect();
@@ -108,12 +108,28 @@ fn write_day_writes_four_parted_tables() {
 }
 
 #[test]
+fn writing_a_day_again_refuses_or_replaces_never_doubles() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(dir.path()).unwrap();
+    let config = small();
+    let day = generate(&config);
+    let rows = |name: &str| db.read_table(&TableLocation::Partition(config.date, name.to_string())).unwrap().len();
+    write_day(&db, config.date, &day, &TableWrite::default(), WriteMode::Fail).unwrap();
+    let (quotes, trades) = (rows("quoteNorm"), rows("tradeNorm"));
+    let err = write_day(&db, config.date, &day, &TableWrite::default(), WriteMode::Fail).unwrap_err();
+    assert!(err.to_string().contains("already holds"), "{err}");
+    write_day(&db, config.date, &day, &TableWrite::default(), WriteMode::Replace).unwrap();
+    assert_eq!((rows("quoteNorm"), rows("tradeNorm")), (quotes, trades));
+    assert_eq!(rows("quote"), config.quotes);
+}
+
+#[test]
 fn a_day_read_back_from_a_database_is_the_day_written() {
     let dir = tempfile::tempdir().unwrap();
     let db = Database::open(dir.path()).unwrap();
     let config = small();
     let day = generate(&config);
-    write_day(&db, config.date, &day, &TableWrite::default()).unwrap();
+    write_day(&db, config.date, &day, &TableWrite::default(), WriteMode::Fail).unwrap();
     let read = |name: &str| db.read_table(&TableLocation::Partition(config.date, name.to_string())).unwrap();
     // Out of order on the way in (the first symbol's quotes last): the day sorts it
     // again; the sort is stable, so quotes at the same time keep their order.

@@ -30,7 +30,7 @@ use strata_query::datafusion::arrow::array::cast::AsArray;
 use strata_query::datafusion::arrow::array::{Array, ArrayRef, RecordBatch};
 use strata_query::datafusion::arrow::compute::cast;
 use strata_query::datafusion::arrow::datatypes::{DataType, Int64Type};
-use strata_store::{Column as StoreColumn, ColumnType, Database, TableWrite};
+use strata_store::{Column as StoreColumn, ColumnType, Database, TableWrite, WriteMode};
 use strata_taq::{TaqConfig, TaqDay};
 
 pub use queries::{Parameters, Query, seed_queries};
@@ -97,7 +97,8 @@ pub fn run(options: &QueryBenchOptions, progress: bool) -> BenchResult<Report> {
             progress(&format!("generating {} quotes and {} trades", options.taq.quotes, options.taq.trades));
             let day = microsecond_times(strata_taq::generate(&options.taq))?;
             let db = Database::open(&root)?;
-            strata_taq::write_day(&db, options.taq.date, &day, &TableWrite::default())?;
+            // A rerun on the same scratch regenerates the day: merging would hold it twice.
+            strata_taq::write_day(&db, options.taq.date, &day, &TableWrite::default(), WriteMode::Replace)?;
             root
         }
     };

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use strata_query::Engine;
-use strata_store::{Database, Date, DbConfig, Durability, TableWrite};
+use strata_store::{Database, Date, DbConfig, Durability, TableWrite, WriteMode};
 use strata_taq::TaqConfig;
 
 use crate::process::{Hdb, run_sql};
@@ -142,7 +142,9 @@ pub fn run(options: &ScaleBenchOptions, progress: bool) -> BenchResult<Report> {
     for &size in &sizes {
         for &date in &dates[written..size] {
             bar.set_message(format!("writing day {} of {size}", written + 1));
-            strata_taq::write_day(&db, date, &day, &TableWrite::default())?;
+            // Fail, not merge: days left by an earlier run on the same scratch would
+            // be measured as part of this run's sizes.
+            strata_taq::write_day(&db, date, &day, &TableWrite::default(), WriteMode::Fail)?;
             written += 1;
             bar.inc(1);
         }

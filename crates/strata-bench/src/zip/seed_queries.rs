@@ -13,7 +13,7 @@ use std::path::Path;
 use indicatif::ProgressBar;
 use strata_codec::CompressionSpec;
 use strata_query::Engine;
-use strata_store::{Database, Date, StoreError, TableSpec, TableWrite};
+use strata_store::{Database, Date, StoreError, TableSpec, TableWrite, WriteMode};
 use strata_taq::TaqDay;
 
 use super::QueryResult;
@@ -54,7 +54,7 @@ pub fn measure(
         let root = scratch.join(format!("seed-queries{i}"));
         let db = Database::open(&root)?;
         let how = TableWrite { spec: TableSpec::uniform(spec.clone()), ..TableWrite::default() };
-        strata_taq::write_day(&db, seed.date, &seed.day, &how)?;
+        strata_taq::write_day(&db, seed.date, &seed.day, &how, WriteMode::Replace)?;
         if queries.is_none() {
             queries = Some(query_set(&root).map_err(|e| failed("picking the parameters", e))?);
         }

@@ -10,6 +10,7 @@ use strata_store::{Database, Date, TableSpec, TableWrite};
 use strata_taq::{TaqConfig, TaqDay, generate_with_progress, normalise, nyse, parquet, write_day_with_progress};
 
 use super::CliResult;
+use super::write_mode::Mode;
 
 /// Data generators.
 #[derive(Subcommand)]
@@ -41,6 +42,10 @@ pub struct TaqArgs {
     /// Seed: the same arguments always give the same day.
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// What to do when the day already holds the tables: refuse, add the rows
+    /// after the stored ones, or replace them.
+    #[arg(long, value_enum, default_value_t = Mode::Fail)]
+    mode: Mode,
     /// Database root.
     #[arg(long)]
     db: PathBuf,
@@ -90,7 +95,8 @@ fn taq(args: TaqArgs) -> CliResult {
         (None, None) => TableSpec::default(),
     };
     let db = Database::open(&args.db)?;
-    write_day_with_progress(&db, args.date, &day, &TableWrite { spec, ..TableWrite::default() }, &*progress)?;
+    let how = TableWrite { spec, ..TableWrite::default() };
+    write_day_with_progress(&db, args.date, &day, &how, args.mode.into(), &*progress)?;
     println!(
         "wrote {} quotes and {} trades (with quoteNorm, tradeNorm) into {} in {:.1} s ({:.1} s to {})",
         day.quote.len(),

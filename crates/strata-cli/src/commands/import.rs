@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 use strata_codec::CompressionSpec;
 use strata_store::import::{ImportOptions, import_file};
 use strata_store::{
@@ -11,6 +11,7 @@ use strata_store::{
 };
 
 use super::CliResult;
+use super::write_mode::Mode;
 
 /// Arguments of `strata import`.
 #[derive(Args)]
@@ -53,17 +54,6 @@ pub struct ImportArgs {
     cast: bool,
 }
 
-/// `--mode`.
-#[derive(Clone, Copy, ValueEnum)]
-enum Mode {
-    /// Refuse when the table is there.
-    Fail,
-    /// Append the rows (attributes the new rows break are dropped, and said).
-    Append,
-    /// Replace the table.
-    Replace,
-}
-
 /// Parses `col=type` overrides.
 fn parse_overrides(items: &[String]) -> Result<Vec<(String, ColumnType)>, String> {
     items
@@ -92,11 +82,7 @@ pub fn run(args: ImportArgs) -> CliResult {
         sort_by: args.sort.clone(),
         attributes: args.parted.iter().map(|c| (c.clone(), Attribute::Parted)).collect(),
     };
-    let mode = match args.mode {
-        Mode::Fail => WriteMode::Fail,
-        Mode::Append => WriteMode::Append,
-        Mode::Replace => WriteMode::Replace,
-    };
+    let mode = WriteMode::from(args.mode);
     let db = Database::open(&args.db)?;
     let location = match args.partition {
         Some(date) => TableLocation::Partition(date, args.table.clone()),

@@ -22,6 +22,7 @@ mod sql_shell;
 mod stats;
 mod tick;
 mod verify;
+mod write_mode;
 
 use clap::Subcommand;
 

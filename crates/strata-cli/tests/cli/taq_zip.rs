@@ -223,3 +223,19 @@ fn bench_zipgrid_runs_a_small_grid_filters_and_reloads_its_csv() {
     let bad = strata(&["bench", "zipgrid", "--shape", "zigzag", "--n", "10"]);
     assert!(String::from_utf8_lossy(&bad.stderr).contains("contiguous"));
 }
+
+#[test]
+fn gen_taq_again_refuses_the_day_unless_told_to_replace_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("hdb");
+    let gen_args = ["gen", "taq", "--db", db.to_str().unwrap(), "--quotes", "3000", "--trades", "300", "--syms", "10"];
+    ok(&gen_args);
+    let count = || ok(&["sql", "--db", db.to_str().unwrap(), "SELECT count(*) AS n FROM quote", "--format", "csv"]);
+    assert_eq!(count(), "n\n3000\n");
+    let refused = fails(&gen_args);
+    assert!(refused.contains("already holds table quote (3000 rows)"), "{refused}");
+    ok(&[&gen_args[..], &["--mode", "replace"]].concat());
+    assert_eq!(count(), "n\n3000\n", "the day replaced, not held twice");
+    ok(&[&gen_args[..], &["--mode", "append"]].concat());
+    assert_eq!(count(), "n\n6000\n", "appending adds the rows, as asked");
+}
