@@ -24,7 +24,7 @@ const ENGINES: [(&str, &str); 7] = [
     ),
     (
         "strata-sql",
-        "a `strata sql --db DB QUERY --timing` process per run, output discarded; wall time from spawn to exit",
+        "a `strata sql --db DB QUERY --timing` process per run printing its default table (at most 40 rows shown, as DuckDB's shell) to /dev/null; wall time from spawn to exit",
     ),
     (
         "strata-sql start",

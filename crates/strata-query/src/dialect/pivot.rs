@@ -20,8 +20,8 @@ use std::ops::ControlFlow;
 
 use datafusion::common::ScalarValue;
 use datafusion::sql::sqlparser::ast::{
-    BinaryOperator, Expr, ExprWithAlias, PivotValueSource, Statement, TableFactor, Value, VisitMut, VisitorMut,
-    visit_expressions,
+    BinaryOperator, Expr, ExprWithAlias, PivotValueSource, Query, Statement, TableFactor, Value, Visit, VisitMut,
+    Visitor, VisitorMut, visit_expressions,
 };
 use datafusion::sql::sqlparser::dialect::Dialect;
 use datafusion::sql::sqlparser::parser::Parser;
@@ -61,12 +61,30 @@ impl<F: FnMut(&mut TableFactor) -> Result<(), String>> VisitorMut for Factors<F>
     }
 }
 
-/// The statement's WITH clause as text (CTEs a pivoted table may name).
+/// The statement's WITH clause as text (CTEs a pivoted table may name), without
+/// the CTEs that hold a pivot themselves: those cannot be planned before they are
+/// written out (`WITH p AS (PIVOT ...)`), so a pivot cannot read another's CTE.
 fn with_of(statement: &Statement) -> String {
-    match statement {
-        Statement::Query(q) => q.with.as_ref().map(|w| format!("{w} ")).unwrap_or_default(),
-        _ => String::new(),
+    let Statement::Query(query) = statement else { return String::new() };
+    let Some(with) = &query.with else { return String::new() };
+    let mut plain = with.clone();
+    plain.cte_tables.retain(|cte| !has_pivot(&cte.query));
+    if plain.cte_tables.is_empty() { String::new() } else { format!("{plain} ") }
+}
+
+/// Whether `query` has a PIVOT or UNPIVOT table factor anywhere in it.
+fn has_pivot(query: &Query) -> bool {
+    struct Finder;
+    impl Visitor for Finder {
+        type Break = ();
+        fn pre_visit_table_factor(&mut self, factor: &TableFactor) -> ControlFlow<()> {
+            match factor {
+                TableFactor::Pivot { .. } | TableFactor::Unpivot { .. } => ControlFlow::Break(()),
+                _ => ControlFlow::Continue(()),
+            }
+        }
     }
+    query.visit(&mut Finder).is_break()
 }
 
 /// What `statement`'s pivots need to know, in order: for each PIVOT its input's

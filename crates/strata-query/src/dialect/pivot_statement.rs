@@ -10,7 +10,8 @@
 //!   is `SELECT * FROM <data> UNPIVOT (<value> FOR <name> IN (<columns>)) ...`
 //!   (`name` and `value` by default, as in DuckDB).
 //!
-//! Only a whole statement is rewritten (not a pivot statement in parentheses).
+//! A whole statement is rewritten, and so is each one in parentheses: a subquery
+//! (`SELECT ... FROM (PIVOT ...) p`), a CTE's body (`WITH p AS (PIVOT ...)`).
 
 use std::ops::ControlFlow;
 
@@ -18,12 +19,51 @@ use datafusion::sql::sqlparser::ast::{Expr, visit_expressions};
 use datafusion::sql::sqlparser::dialect::Dialect;
 use datafusion::sql::sqlparser::keywords::Keyword;
 use datafusion::sql::sqlparser::parser::Parser;
-use datafusion::sql::sqlparser::tokenizer::{Location, Token, Tokenizer};
+use datafusion::sql::sqlparser::tokenizer::{Location, Token, TokenWithSpan, Tokenizer};
 
 use crate::join::sql::byte_offset;
 
-/// `sql` in the FROM-clause form if it is a DuckDB `PIVOT` or `UNPIVOT` statement.
+/// `sql` with every DuckDB `PIVOT` or `UNPIVOT` statement in it, the whole
+/// statement and each one in parentheses, in the FROM-clause form; `None` when it
+/// has none.
 pub fn rewrite(sql: &str, dialect: &dyn Dialect) -> Result<Option<String>, String> {
+    let whole = rewrite_statement(sql, dialect)?;
+    let mut changed = whole.is_some();
+    let mut text = whole.unwrap_or_else(|| sql.to_string());
+    // The last one to start first: none starts inside it, and writing it out moves
+    // no earlier one's start.
+    while let Some((open, close)) = last_in_parentheses(&text, dialect) {
+        let Some(written) = rewrite_statement(&text[open + 1..close], dialect)? else { break };
+        text = format!("{}{written}{}", &text[..open + 1], &text[close..]);
+        changed = true;
+    }
+    Ok(changed.then_some(text))
+}
+
+/// The byte offsets of the parentheses around the last `(PIVOT ...)` or
+/// `(UNPIVOT ...)` in `sql`.
+fn last_in_parentheses(sql: &str, dialect: &dyn Dialect) -> Option<(usize, usize)> {
+    let tokens = Tokenizer::new(dialect, sql).tokenize_with_location().ok()?;
+    let words: Vec<&TokenWithSpan> = tokens.iter().filter(|t| !matches!(t.token, Token::Whitespace(_))).collect();
+    let starts_statement = |t: &TokenWithSpan| matches!(&t.token, Token::Word(w) if matches!(w.keyword, Keyword::PIVOT | Keyword::UNPIVOT));
+    let open = (1..words.len()).rev().find(|&j| starts_statement(words[j]) && words[j - 1].token == Token::LParen)? - 1;
+    let mut depth = 0i32;
+    for word in &words[open..] {
+        match word.token {
+            Token::LParen => depth += 1,
+            Token::RParen => depth -= 1,
+            _ => continue,
+        }
+        if depth == 0 {
+            return Some((byte_offset(sql, words[open].span.start), byte_offset(sql, word.span.start)));
+        }
+    }
+    None // unbalanced: the parser reports it
+}
+
+/// `sql` in the FROM-clause form if the whole of it is a DuckDB `PIVOT` or
+/// `UNPIVOT` statement.
+fn rewrite_statement(sql: &str, dialect: &dyn Dialect) -> Result<Option<String>, String> {
     let Ok(tokens) = Tokenizer::new(dialect, sql).tokenize_with_location() else {
         return Ok(None); // the parser reports it
     };
@@ -184,5 +224,23 @@ mod tests {
             "SELECT * FROM q UNPIVOT (value FOR name IN (bid)) "
         );
         assert!(rewritten("UNPIVOT q ON bid INTO side").unwrap_err().contains("INTO NAME"));
+    }
+
+    #[test]
+    fn statements_in_parentheses_nested_and_in_ctes() {
+        assert_eq!(
+            rewritten("WITH p AS (PIVOT t ON ex USING sum(size)) SELECT * FROM p, (UNPIVOT q ON bid) u")
+                .unwrap()
+                .unwrap(),
+            "WITH p AS (SELECT * FROM t PIVOT (sum(size) FOR ex IN (ANY ORDER BY ex)) ) \
+             SELECT * FROM p, (SELECT * FROM q UNPIVOT (value FOR name IN (bid)) ) u"
+        );
+        assert_eq!(
+            rewritten("PIVOT (UNPIVOT (SELECT a, b FROM t) ON a, b) ON name USING max(value)").unwrap().unwrap(),
+            "SELECT * FROM (SELECT * FROM (SELECT a, b FROM t) UNPIVOT (value FOR name IN (a, b)) ) \
+             PIVOT (max(value) FOR name IN (ANY ORDER BY name)) "
+        );
+        assert_eq!(rewritten("SELECT * FROM (SELECT 1) t PIVOT (sum(x) FOR y IN (1))").unwrap(), None);
+        assert!(rewritten("SELECT * FROM (PIVOT t USING sum(x))").unwrap_err().contains("no ON"));
     }
 }

@@ -439,6 +439,17 @@ fn duckdb_pivot_and_unpivot_statements() {
     assert_eq!(names(sql), ["sym", "name", "value"]);
     let out = one(&engine.sql(sql).unwrap());
     assert_eq!(floats(&out, "value"), [11.0, 20.0, 200.0, 300.0].map(Some));
+    // In parentheses. DuckDB: ['date', 'B_n', 'A_n'], (2024-01-02, 300, 580).
+    let sql = "WITH p AS (PIVOT trade ON sym IN ('B', 'A') USING sum(size) AS n GROUP BY date) SELECT * FROM p";
+    assert_eq!(names(sql), ["date", "B_n", "A_n"]);
+    let out = one(&engine.sql(sql).unwrap());
+    assert_eq!((ints(&out, "B_n"), ints(&out, "A_n")), (vec![Some(300)], vec![Some(580)]));
+    // DuckDB: ['sym', 'value'], (B, 200.0), (A, 300.0).
+    let sql = "SELECT u.sym, u.value FROM (UNPIVOT (SELECT sym, price, size FROM trade WHERE size > 100) ON price, size) u \
+               WHERE u.name = 'size' ORDER BY u.value";
+    let out = one(&engine.sql(sql).unwrap());
+    assert_eq!(texts(&out, "sym"), ["B", "A"].map(|s| Some(s.to_string())));
+    assert_eq!(floats(&out, "value"), [200.0, 300.0].map(Some));
 }
 
 #[test]

@@ -82,6 +82,9 @@ STARS = [
     "PIVOT (SELECT sym, size FROM t) ON sym",
     "UNPIVOT (SELECT sym, time, price, size FROM t) ON price, size INTO NAME k VALUE v ORDER BY sym, time, k LIMIT 3",
     "UNPIVOT (SELECT sym, price, size FROM t WHERE size > 100) ON price, size",
+    # Pivot statements in parentheses: a CTE's body, a subquery.
+    "WITH p AS (PIVOT t ON sym IN ('B', 'A') USING sum(size) AS n GROUP BY date) SELECT * FROM p",
+    "SELECT u.sym, u.value FROM (UNPIVOT (SELECT sym, price, size FROM t WHERE size > 100) ON price, size) u WHERE u.name = 'size' ORDER BY u.value",
 ]
 for sql in STARS:
     result = con.sql(sql)
