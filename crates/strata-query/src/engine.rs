@@ -69,6 +69,9 @@ impl Default for EngineOptions {
 /// `pivot_limit`): past it, a pivot on a column such as a trade id is a mistake.
 const MAX_PIVOT_VALUES: usize = 100_000;
 
+/// The most `* RENAME` stars one statement may have.
+const MAX_RENAMING_STARS: usize = 1_000;
+
 /// A rewrite's error as "SQL error: <what>".
 fn sql_error(e: String) -> QueryError {
     QueryError::Invalid(format!("SQL error: {e}"))
@@ -387,7 +390,15 @@ impl Engine {
             answers.push(self.answer(need).await?);
         }
         pivot::write_out(statement, answers, dialect).map_err(sql_error)?;
-        if let Some(probe) = rename::probe(statement) {
+        // One star at a time, innermost first; each one written out is gone, and a
+        // bound keeps a mistake here from looping.
+        for written in 0.. {
+            let Some(probe) = rename::probe(statement) else { break };
+            if written == MAX_RENAMING_STARS {
+                return Err(QueryError::Invalid(format!(
+                    "more than {MAX_RENAMING_STARS} `* RENAME` stars in one statement"
+                )));
+            }
             let probe = DfStatement::Statement(Box::new(SqlStatement::Query(Box::new(probe))));
             let plan = self.ctx.state().statement_to_plan(probe).await.map_err(|e| self.explain_error(e.into()))?;
             let columns: Vec<_> = plan.schema().iter().map(|(t, f)| (t.cloned(), f.name().clone())).collect();

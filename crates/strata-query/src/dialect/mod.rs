@@ -12,7 +12,7 @@
 //! | `CAST(time AS INTERVAL)` | an interval (Arrow's cast) |
 //! | `CAST(x AS TIMESPAN)` | a `TIME`, string or interval as a timespan |
 //! | `OVER (ORDER BY time RANGE BETWEEN INTERVAL '5 minutes' PRECEDING AND CURRENT ROW)` | a time-ranged window |
-//! | `SELECT * RENAME (price AS p)` | the star's columns, `price` named `p` (outermost SELECT only) |
+//! | `SELECT * RENAME (price AS p)` | the star's columns, `price` named `p` (in any SELECT) |
 //! | `FROM t PIVOT (sum(size) FOR ex IN ('N', 'Q'))`, `IN (ANY)`, `t UNPIVOT (v FOR k IN (bid, ask))` | grouped filtered aggregates; a union |
 //! | `PIVOT t ON ex [IN (...)] USING sum(size) [GROUP BY sym]`, `UNPIVOT t ON bid, ask INTO NAME k VALUE v` | DuckDB's statement forms, as the FROM-clause forms |
 //! | `SELECT count(*), sum(price)` | columns named `count_star()` and `sum(price)`, as DuckDB names them (DataFusion: `count(*)`, `sum(t.price)`) |

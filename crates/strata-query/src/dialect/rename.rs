@@ -4,20 +4,55 @@
 //!
 //! The columns a star stands for depend on the FROM clause, so the engine plans a
 //! probe first (the same WITH and FROM, the star without RENAME; [`probe`]) and
-//! hands its columns to [`expand`]. Only the outermost SELECT's star is written out;
-//! a RENAME in a subquery stays DataFusion's "not supported" error.
+//! hands its columns to [`expand`], one renaming star at a time, innermost first:
+//! in the outermost SELECT, a subquery, a CTE's body. A subquery's probe carries the
+//! statement's WITH (the CTEs its FROM may name).
+
+use std::ops::ControlFlow;
 
 use datafusion::common::TableReference;
 use datafusion::sql::sqlparser::ast::{
-    Expr, GroupByExpr, Ident, Query, RenameSelectItem, SelectItem, SetExpr, Statement, WildcardAdditionalOptions,
+    Expr, GroupByExpr, Ident, Query, RenameSelectItem, SelectItem, SetExpr, Statement, Visit, VisitMut, Visitor,
+    VisitorMut, WildcardAdditionalOptions,
 };
 
-/// The star with a RENAME in `statement`'s outermost SELECT, if there is one.
-fn renaming(statement: &mut Statement) -> Option<(&mut Query, usize)> {
-    let Statement::Query(query) = statement else { return None };
-    let SetExpr::Select(select) = query.body.as_mut() else { return None };
-    let at = select.projection.iter().position(|item| options(item).is_some_and(|o| o.opt_rename.is_some()))?;
-    Some((query.as_mut(), at))
+/// The position of the first star with a RENAME in `query`'s SELECT list.
+fn renaming_star(query: &Query) -> Option<usize> {
+    let SetExpr::Select(select) = query.body.as_ref() else { return None };
+    select.projection.iter().position(|item| options(item).is_some_and(|o| o.opt_rename.is_some()))
+}
+
+/// Calls `f` on the first query of `statement`, innermost first, whose SELECT has a
+/// renaming star (with the star's position); `None` when there is none.
+fn with_first_renaming<R>(statement: &mut Statement, f: impl FnOnce(&mut Query, usize) -> R) -> Option<R> {
+    struct First<F, R> {
+        f: Option<F>,
+        result: Option<R>,
+    }
+    impl<R, F: FnOnce(&mut Query, usize) -> R> VisitorMut for First<F, R> {
+        type Break = ();
+        fn post_visit_query(&mut self, query: &mut Query) -> ControlFlow<()> {
+            let Some(at) = renaming_star(query) else { return ControlFlow::Continue(()) };
+            let f = self.f.take().expect("called once: the visit stops after it");
+            self.result = Some(f(query, at));
+            ControlFlow::Break(())
+        }
+    }
+    let mut first = First { f: Some(f), result: None };
+    let _ = statement.visit(&mut first);
+    first.result
+}
+
+/// Whether `query`, or a query inside it, has a renaming star.
+fn has_renaming_star(query: &Query) -> bool {
+    struct Finder;
+    impl Visitor for Finder {
+        type Break = ();
+        fn pre_visit_query(&mut self, query: &Query) -> ControlFlow<()> {
+            if renaming_star(query).is_some() { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
+        }
+    }
+    query.visit(&mut Finder).is_break()
 }
 
 /// A star item's options.
@@ -28,36 +63,53 @@ fn options(item: &SelectItem) -> Option<&WildcardAdditionalOptions> {
     }
 }
 
-/// The query whose columns a `* RENAME` in `statement` stands for (its WITH, its
-/// FROM, the star without the RENAME), or `None` when nothing is renamed.
+/// The query whose columns the next `* RENAME` of `statement` stands for (its WITH,
+/// else the statement's, its FROM, the star without the RENAME), or `None` when
+/// nothing is left to rename.
 pub fn probe(statement: &mut Statement) -> Option<Query> {
-    let (query, at) = renaming(statement)?;
-    let mut probe = query.clone();
-    probe.order_by = None;
-    probe.limit_clause = None;
-    probe.fetch = None;
-    if let SetExpr::Select(select) = probe.body.as_mut() {
-        let mut star = select.projection[at].clone();
-        if let SelectItem::Wildcard(o) | SelectItem::QualifiedWildcard(_, o) = &mut star {
-            o.opt_rename = None;
-        }
-        select.projection = vec![star];
-        select.selection = None;
-        select.group_by = GroupByExpr::Expressions(vec![], vec![]);
-        select.having = None;
-        select.qualify = None;
-        select.distinct = None;
-        select.sort_by = vec![];
-        select.named_window = vec![];
+    // The statement's CTEs, but not those still holding a renaming star: DataFusion
+    // plans every CTE of a WITH, and cannot plan those yet.
+    let outer_with = match statement {
+        Statement::Query(query) => query.with.clone().map(|mut with| {
+            with.cte_tables.retain(|cte| !has_renaming_star(&cte.query));
+            with
+        }),
+        _ => None,
     }
-    Some(probe)
+    .filter(|with| !with.cte_tables.is_empty());
+    with_first_renaming(statement, |query, at| {
+        let mut probe = query.clone();
+        probe.with = probe.with.or(outer_with);
+        probe.order_by = None;
+        probe.limit_clause = None;
+        probe.fetch = None;
+        if let SetExpr::Select(select) = probe.body.as_mut() {
+            let mut star = select.projection[at].clone();
+            if let SelectItem::Wildcard(o) | SelectItem::QualifiedWildcard(_, o) = &mut star {
+                o.opt_rename = None;
+            }
+            select.projection = vec![star];
+            select.selection = None;
+            select.group_by = GroupByExpr::Expressions(vec![], vec![]);
+            select.having = None;
+            select.qualify = None;
+            select.distinct = None;
+            select.sort_by = vec![];
+            select.named_window = vec![];
+        }
+        probe
+    })
 }
 
-/// Writes out the renaming star of `statement` as `columns` (the probe's, each with
+/// Writes out the renaming star [`probe`] found as `columns` (the probe's, each with
 /// its table), the renamed ones aliased. An error names a renamed column the star
 /// does not have, or a RENAME beside a REPLACE in one star.
 pub fn expand(statement: &mut Statement, columns: &[(Option<TableReference>, String)]) -> Result<(), String> {
-    let Some((query, at)) = renaming(statement) else { return Ok(()) };
+    with_first_renaming(statement, |query, at| expand_star(query, at, columns)).unwrap_or(Ok(()))
+}
+
+/// Writes out the star at `at` of `query`'s SELECT list as `columns`.
+fn expand_star(query: &mut Query, at: usize, columns: &[(Option<TableReference>, String)]) -> Result<(), String> {
     let SetExpr::Select(select) = query.body.as_mut() else { return Ok(()) };
     let options = options(&select.projection[at]).expect("a star");
     if options.opt_replace.is_some() {
@@ -122,6 +174,28 @@ mod tests {
             "WITH w AS (SELECT 1 AS a) SELECT x, \"t\".\"a\", \"t\".\"b\" AS \"bee\" FROM t WHERE a > 1 ORDER BY 1 LIMIT 5"
         );
         assert!(probe_of("SELECT * FROM t").is_none());
+    }
+
+    #[test]
+    fn subqueries_are_written_out_innermost_first_with_the_statement_ctes() {
+        let mut s = parse(
+            "WITH w AS (SELECT 1 AS a) SELECT * RENAME (a AS z) FROM (SELECT * RENAME (b AS a) FROM w) s WHERE a > 0",
+        );
+        let inner = probe(&mut s).unwrap();
+        assert_eq!(inner.to_string(), "WITH w AS (SELECT 1 AS a) SELECT * FROM w");
+        expand(&mut s, &[(None, "b".into())]).unwrap();
+        let outer = probe(&mut s).unwrap();
+        assert_eq!(outer.to_string(), "WITH w AS (SELECT 1 AS a) SELECT * FROM (SELECT \"b\" AS \"a\" FROM w) s");
+        expand(&mut s, &[(Some(TableReference::bare("s")), "a".into())]).unwrap();
+        assert_eq!(
+            s.to_string(),
+            "WITH w AS (SELECT 1 AS a) SELECT \"s\".\"a\" AS \"z\" FROM (SELECT \"b\" AS \"a\" FROM w) s WHERE a > 0"
+        );
+        assert!(probe(&mut s).is_none());
+
+        // A CTE's own star: its probe leaves that CTE out of the WITH.
+        let mut s = parse("WITH r AS (SELECT * RENAME (a AS b) FROM t), w AS (SELECT 1) SELECT * FROM r");
+        assert_eq!(probe(&mut s).unwrap().to_string(), "WITH w AS (SELECT 1) SELECT * FROM t");
     }
 
     fn probe_of(sql: &str) -> Option<Query> {

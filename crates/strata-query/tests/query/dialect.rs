@@ -300,6 +300,16 @@ fn star_rename_exclude_and_replace() {
     assert_eq!(rows(&engine.sql(sql).unwrap()), 4);
     let e = error(&engine, "SELECT * RENAME (volume AS v) FROM trade");
     assert!(e.contains("RENAME names column volume") && e.contains("date, sym, time, price, size, i"), "{e}");
+    // In a subquery. DuckDB: ['q', 'p'], (300, 11.0), (200, 20.0).
+    let sql = "SELECT q, p FROM (SELECT * EXCLUDE (date, time, i) RENAME (price AS p, size AS q) FROM trade) \
+               WHERE q > 100 ORDER BY p";
+    let out = one(&engine.sql(sql).unwrap());
+    assert_eq!((ints(&out, "q"), floats(&out, "p")), (vec![Some(300), Some(200)], vec![Some(11.0), Some(20.0)]));
+    // In a CTE's body. DuckDB: ['s', 'n'], (A, 5), (B, 4).
+    let sql = "WITH r AS (SELECT * RENAME (sym AS s) FROM trade) SELECT s, count(*) AS n FROM r GROUP BY s ORDER BY s";
+    let out = one(&engine.sql(sql).unwrap());
+    assert_eq!(texts(&out, "s"), ["A", "B"].map(|s| Some(s.to_string())));
+    assert_eq!(ints(&out, "n"), [5, 4].map(Some));
 }
 
 #[test]

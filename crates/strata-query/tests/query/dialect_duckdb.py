@@ -66,6 +66,9 @@ QUERIES = [
 STARS = [
     "SELECT * RENAME (price AS p, sym AS s) FROM t ORDER BY time, s",
     "SELECT * EXCLUDE (date, time) RENAME (price AS p) FROM t ORDER BY size, p",
+    # RENAME in a subquery and in a CTE's body.
+    "SELECT q, p FROM (SELECT * EXCLUDE (date, time) RENAME (price AS p, size AS q) FROM t) WHERE q > 100 ORDER BY p",
+    "WITH r AS (SELECT * RENAME (sym AS s) FROM t) SELECT s, count(*) AS n FROM r GROUP BY s ORDER BY s",
     "SELECT * EXCLUDE (date, time) REPLACE (price * 2 AS price) FROM t ORDER BY size, price",
     "SELECT sym, time, size, bid FROM t ASOF JOIN q USING (sym, time) ORDER BY sym, time",
     "SELECT sym, time, size, bid, CAST(q.time AS VARCHAR) AS qt FROM t ASOF LEFT JOIN (SELECT * FROM q WHERE bid > 10) q USING (sym, time) WHERE time < '12:00' ORDER BY sym, time",
