@@ -102,8 +102,16 @@ pub(super) struct Printing {
 }
 
 impl Printing {
-    /// Writes `batches` to `out`.
-    fn write(self, batches: &[RecordBatch], out: &mut dyn std::io::Write) -> CliResult {
+    /// Writes `batches` to `out`; an empty result still shows its columns (a
+    /// table's header, CSV's header line), as DuckDB's shell does.
+    fn write(self, schema: &SchemaRef, batches: &[RecordBatch], out: &mut dyn std::io::Write) -> CliResult {
+        let empty;
+        let batches = if batches.is_empty() {
+            empty = [RecordBatch::new_empty(schema.clone())];
+            &empty[..]
+        } else {
+            batches
+        };
         match self.format {
             Format::Table => Ok(write_table(batches, self.max_rows, out)?),
             format => Ok(write(batches, format, out)?),
@@ -117,10 +125,10 @@ fn emit(schema: &SchemaRef, batches: &[RecordBatch], printing: Printing, out: Op
         (Format::Parquet, Some(path)) => Ok(write_parquet(batches, schema, path)?),
         (_, Some(path)) => {
             let mut file = std::io::BufWriter::new(std::fs::File::create(path)?);
-            printing.write(batches, &mut file)?;
+            printing.write(schema, batches, &mut file)?;
             Ok(std::io::Write::flush(&mut file)?)
         }
-        (_, None) => printing.write(batches, &mut std::io::stdout().lock()),
+        (_, None) => printing.write(schema, batches, &mut std::io::stdout().lock()),
     }
 }
 
@@ -162,10 +170,10 @@ fn unwrap_parser_error(message: &str) -> String {
 pub(super) fn run_in_shell(engine: &Engine, query: &str, printing: Printing) -> CliResult {
     reset_peak_memory();
     let started = Instant::now();
-    match engine.sql(query) {
-        Ok(batches) => {
+    match engine.sql_with_schema(query) {
+        Ok((schema, batches)) => {
             let elapsed = started.elapsed();
-            printing.write(&batches, &mut std::io::stdout().lock())?;
+            printing.write(&schema, &batches, &mut std::io::stdout().lock())?;
             let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
             let peak = peak_memory().map_or("?".to_string(), crate::output::human_bytes);
             eprintln!("{rows} rows in {:.3} ms, peak memory {peak}", elapsed.as_secs_f64() * 1e3);

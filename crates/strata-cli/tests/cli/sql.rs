@@ -269,3 +269,15 @@ fn long_tables_show_their_ends_and_a_closed_pipe_ends_quietly() {
     assert_eq!(&first, b"n\n");
     assert!(out.status.success() && out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+#[test]
+fn an_empty_result_still_shows_its_columns() {
+    let (dir, db) = tick_db();
+    let db = db.to_str().unwrap();
+    let query = "SELECT sym, price FROM trade WHERE price < 0";
+    let table = ok(&["sql", "--db", db, query]);
+    assert!(table.contains("| sym | price |"), "{table}");
+    assert_eq!(ok(&["sql", "--db", db, query, "--format", "csv"]), "sym,price\n");
+    let (out, err) = shell(db, dir.path(), &format!("{query};\n"));
+    assert!(out.contains("| sym | price |") && err.contains("0 rows in "), "{out}{err}");
+}

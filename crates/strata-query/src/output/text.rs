@@ -46,8 +46,12 @@ pub(super) fn write_text(batches: &[RecordBatch], format: TextFormat, out: &mut 
     Ok(())
 }
 
-/// `batches` cut into slices of at most [`ROWS_PER_CHUNK`] rows (no copy).
+/// `batches` cut into slices of at most [`ROWS_PER_CHUNK`] rows (no copy); an empty
+/// result is one empty chunk, which still carries CSV's header.
 fn chunks(batches: &[RecordBatch]) -> Vec<RecordBatch> {
+    if batches.iter().all(|b| b.num_rows() == 0) {
+        return batches.first().map(|b| b.slice(0, 0)).into_iter().collect();
+    }
     let mut chunks = Vec::new();
     for batch in batches {
         let mut start = 0;
