@@ -119,17 +119,24 @@ impl Printing {
     }
 }
 
-/// Prints or saves one result.
+/// Prints or saves one result. A file that could not be written whole (a full
+/// disk) is removed, so a partial result never passes for the answer.
 fn emit(schema: &SchemaRef, batches: &[RecordBatch], printing: Printing, out: Option<&PathBuf>) -> CliResult {
-    match (printing.format, out) {
-        (Format::Parquet, Some(path)) => Ok(write_parquet(batches, schema, path)?),
-        (_, Some(path)) => {
+    let Some(path) = out else { return printing.write(schema, batches, &mut std::io::stdout().lock()) };
+    let written = match printing.format {
+        // Its errors name the file already.
+        Format::Parquet => write_parquet(batches, schema, path).map_err(Into::into),
+        _ => (|| -> CliResult {
             let mut file = std::io::BufWriter::new(std::fs::File::create(path)?);
             printing.write(schema, batches, &mut file)?;
             Ok(std::io::Write::flush(&mut file)?)
-        }
-        (_, None) => printing.write(schema, batches, &mut std::io::stdout().lock()),
+        })()
+        .map_err(|e| format!("{}: {e}", path.display()).into()),
+    };
+    if written.is_err() {
+        let _ = std::fs::remove_file(path);
     }
+    written
 }
 
 /// An error message with the query line and a caret under the column it names.

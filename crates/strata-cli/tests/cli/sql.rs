@@ -281,3 +281,25 @@ fn an_empty_result_still_shows_its_columns() {
     let (out, err) = shell(db, dir.path(), &format!("{query};\n"));
     assert!(out.contains("| sym | price |") && err.contains("0 rows in "), "{out}{err}");
 }
+
+#[test]
+fn an_output_file_that_runs_out_of_room_is_named_and_removed() {
+    let (dir, db) = tick_db();
+    let query = "SELECT n, random() AS r FROM generate_series(1, 300000) AS t(n)";
+    for name in ["out.csv", "out.json", "out.parquet"] {
+        let path = dir.path().join(name);
+        // A file size limit fails writes past 200 KiB with EFBIG, as a full disk fails
+        // them with ENOSPC; the signal that would kill the process is ignored.
+        let out = Command::new("sh")
+            .args(["-c", "trap '' XFSZ; ulimit -f 400; exec \"$0\" \"$@\"", binary()])
+            .args(["sql", "--db", db.to_str().unwrap(), query, "--out", path.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let err = clean_failure(&out);
+        assert!(
+            err.starts_with(&format!("strata: error: {}: ", path.display())) && err.contains("File too large"),
+            "{err}"
+        );
+        assert!(!path.exists(), "{name}: the partial file is removed");
+    }
+}
