@@ -126,12 +126,7 @@ fn emit(schema: &SchemaRef, batches: &[RecordBatch], printing: Printing, out: Op
     let written = match printing.format {
         // Its errors name the file already.
         Format::Parquet => write_parquet(batches, schema, path).map_err(Into::into),
-        _ => (|| -> CliResult {
-            let mut file = std::io::BufWriter::new(std::fs::File::create(path)?);
-            printing.write(schema, batches, &mut file)?;
-            Ok(std::io::Write::flush(&mut file)?)
-        })()
-        .map_err(|e| format!("{}: {e}", path.display()).into()),
+        _ => write_file(schema, batches, printing, path).map_err(|e| format!("{}: {e}", path.display()).into()),
     };
     if written.is_err() {
         let _ = std::fs::remove_file(path);
@@ -170,6 +165,13 @@ fn unwrap_parser_error(message: &str) -> String {
         }
     }
     message.to_string()
+}
+
+/// Writes a text result (table, CSV, JSON) to the file `path`.
+fn write_file(schema: &SchemaRef, batches: &[RecordBatch], printing: Printing, path: &std::path::Path) -> CliResult {
+    let mut file = std::io::BufWriter::new(std::fs::File::create(path)?);
+    printing.write(schema, batches, &mut file)?;
+    Ok(std::io::Write::flush(&mut file)?)
 }
 
 /// Runs one shell statement: its result on standard output, then its rows, time
