@@ -25,6 +25,7 @@ mod error;
 pub mod functions;
 pub mod join;
 pub mod memory;
+mod one_partition;
 pub mod output;
 mod rolling;
 mod runs;

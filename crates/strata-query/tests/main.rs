@@ -10,6 +10,7 @@ mod query {
     pub mod integrity;
     pub mod many_partitions;
     pub mod nulls;
+    pub mod partitions;
     pub mod pushdown;
     pub mod read_only;
     pub mod rolling;

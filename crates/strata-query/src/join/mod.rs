@@ -26,7 +26,8 @@ use datafusion::physical_planner::{DefaultPhysicalPlanner, ExtensionPlanner, Phy
 use asof::plan::AsofJoinNode;
 use window::plan::WindowJoinNode;
 
-/// DataFusion's planner plus Strata's time joins.
+/// DataFusion's planner plus Strata's time joins, planning small queries for one
+/// partition ([`crate::one_partition`]).
 #[derive(Debug, Default)]
 pub struct StrataQueryPlanner;
 
@@ -37,9 +38,11 @@ impl QueryPlanner for StrataQueryPlanner {
         logical_plan: &LogicalPlan,
         session: &dyn Session,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        DefaultPhysicalPlanner::with_extension_planners(vec![Arc::new(TimeJoinPlanner)])
-            .create_physical_plan(logical_plan, session)
-            .await
+        let planner = DefaultPhysicalPlanner::with_extension_planners(vec![Arc::new(TimeJoinPlanner)]);
+        match crate::one_partition::session_for(logical_plan, session)? {
+            Some(small) => planner.create_physical_plan(logical_plan, &small).await,
+            None => planner.create_physical_plan(logical_plan, session).await,
+        }
     }
 }
 

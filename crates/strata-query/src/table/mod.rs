@@ -353,10 +353,32 @@ impl StrataTable {
         Ok(if narrows { TableProviderFilterPushDown::Inexact } else { TableProviderFilterPushDown::Unsupported })
     }
 
-    /// The rows of `part` that `tests` leave.
-    fn rows_of(&self, part: &Part, tests: &[ColumnTest], k: &Knowledge) -> DfResult<RowSet> {
+    /// At most how many rows a scan with `filters` reads, or `None` once the count
+    /// passes `limit` (counting stops there, so a large database is not opened
+    /// whole for the answer). It counts the rows of the dates kept, narrowed only by
+    /// the exact, index-answered tests: row numbers and the symbols a `sym = / IN`
+    /// test names (so an upper bound: range tests narrow further at the scan).
+    pub fn rows_at_most(&self, filters: &[Expr], limit: usize) -> DfResult<Option<usize>> {
+        let tests: Vec<ColumnTest> = filters.iter().filter_map(column_test).collect();
+        let days = self.day_tests(&tests);
+        let mut rows = 0;
+        for piece in self.pieces.iter().filter(|p| p.date.is_none_or(|d| days.iter().all(|t| t.keeps(d)))) {
+            let Some(part) = self.part(piece).map_err(external)? else { continue };
+            let parted = part.traits().map_err(external)?.parted.clone();
+            rows += self.rows_located(&part, &tests, parted.as_deref())?.len();
+            if rows > limit {
+                return Ok(None);
+            }
+        }
+        Ok(Some(rows))
+    }
+
+    /// The rows of `part` left by its row-number tests and by the symbols named in
+    /// tests on `parted`, its column with the parted attribute: the tests answered
+    /// from the part's index alone, without reading a column.
+    fn rows_located(&self, part: &Part, tests: &[ColumnTest], parted: Option<&str>) -> DfResult<RowSet> {
         let mut rows = RowSet::all(part.rows);
-        let parted = match &k.parted {
+        let runs = match parted {
             Some(column) => part.parted(column).map_err(external)?,
             None => None,
         };
@@ -364,8 +386,8 @@ impl StrataTable {
             let column = test.column.as_str();
             if self.is_virtual_row_number(column) {
                 rows = rows.intersect(&integer_rows(&test.test, part.rows));
-            } else if Some(column) == k.parted.as_deref()
-                && let (Some(runs), Test::OneOf(values)) = (&parted, &test.test)
+            } else if Some(column) == parted
+                && let (Some(runs), Test::OneOf(values)) = (&runs, &test.test)
             {
                 let wanted = values
                     .iter()
@@ -376,6 +398,16 @@ impl StrataTable {
                 rows = rows.intersect(&RowSet::from_ranges(wanted));
             }
         }
+        Ok(rows)
+    }
+
+    /// The rows of `part` that `tests` leave.
+    fn rows_of(&self, part: &Part, tests: &[ColumnTest], k: &Knowledge) -> DfResult<RowSet> {
+        let mut rows = self.rows_located(part, tests, k.parted.as_deref())?;
+        let parted = match &k.parted {
+            Some(column) => part.parted(column).map_err(external)?,
+            None => None,
+        };
         for test in tests {
             let column = test.column.as_str();
             let Some(ty) = self.stored_type(column) else { continue };
