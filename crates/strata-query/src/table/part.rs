@@ -3,11 +3,12 @@
 //! index and the sort order are read the first time a query needs them.
 
 use std::collections::HashMap;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use arrow_buffer::Buffer;
+use arrow_buffer::{Buffer, MutableBuffer};
 use strata_store::attribute::{AttributeIndex, index_path, read_index};
 use strata_store::column::ColumnFile;
 use strata_store::column_order::check_column_order;
@@ -191,6 +192,34 @@ impl ColumnFileHandle {
         }
     }
 
+    /// Values of `ranges` (ascending) one after another as raw bytes, copied into
+    /// one buffer sized up front. A plain file's covering span is viewed once and
+    /// each range copied out of it: a time window in every symbol's run is
+    /// thousands of short ranges, and a view and a growing copy per range cost
+    /// more than the copying. Counts the bytes of the ranges only.
+    pub fn gather(&self, ranges: &[Range<usize>], counters: &ScanCounters) -> Result<Buffer> {
+        let width = self.file.ty().width();
+        let rows: usize = ranges.iter().map(|r| r.len()).sum();
+        let mut out = MutableBuffer::with_capacity(rows * width);
+        match (&self.file, ranges) {
+            (_, []) => {}
+            (ColumnFile::Plain(p), [first, .., last]) | (ColumnFile::Plain(p), [first @ last]) => {
+                let span = p.values(first.start, last.end);
+                let bytes = span.as_slice();
+                for r in ranges {
+                    out.extend_from_slice(&bytes[(r.start - first.start) * width..(r.end - first.start) * width]);
+                }
+                counters.bytes_read.fetch_add((rows * width) as u64, Ordering::Relaxed);
+            }
+            (ColumnFile::Compressed(_), _) => {
+                for r in ranges {
+                    out.extend_from_slice(self.read(r.start, r.end, counters)?.as_slice());
+                }
+            }
+        }
+        Ok(out.into())
+    }
+
     fn block(&self, i: usize, counters: &ScanCounters) -> Result<Arc<Vec<u8>>> {
         let ColumnFile::Compressed(c) = &self.file else { unreachable!("blocks exist in compressed files only") };
         if let Some((at, bytes)) = self.last_block.lock().expect("block cache lock").as_ref()
@@ -221,6 +250,16 @@ impl OpenColumn {
     /// counts say (strings always may: an empty one is two equal offsets).
     pub fn may_hold_nulls(&self, start: usize, end: usize) -> bool {
         self.data.is_some() || self.file.file.may_hold_nulls(start, end)
+    }
+
+    /// Rows of `ranges` (ascending) one after another, in the form
+    /// [`crate::arrow_view::to_array`] takes.
+    pub fn gather(&self, ranges: &[Range<usize>], counters: &ScanCounters) -> Result<StoredValues> {
+        if self.data.is_none() {
+            return Ok(StoredValues::Fixed(self.file.gather(ranges, counters)?));
+        }
+        let pieces = ranges.iter().map(|r| self.read(r.start, r.end, counters)).collect::<Result<_>>()?;
+        Ok(StoredValues::concat(pieces))
     }
 
     /// Rows `start..end` in the form [`crate::arrow_view::to_array`] takes.

@@ -24,7 +24,7 @@ use strata_store::{ColumnType, StoreError};
 
 use super::part::{Part, ScanCounters};
 use super::ranges::RowSet;
-use crate::arrow_view::{StoredValues, SymbolDictionary, to_array};
+use crate::arrow_view::{SymbolDictionary, to_array};
 use crate::error::external;
 
 /// One output column of a scan.
@@ -290,7 +290,7 @@ impl Batches {
                         let read = |r: &Range<usize>| open.read(r.start, r.end, &self.plan.counters).map_err(external);
                         let values = match ranges {
                             [one] => read(one)?,
-                            _ => StoredValues::concat(ranges.iter().map(read).collect::<DfResult<_>>()?),
+                            _ => open.gather(ranges, &self.plan.counters).map_err(external)?,
                         };
                         let may_hold_nulls = ranges.iter().any(|r| open.may_hold_nulls(r.start, r.end));
                         to_array(*ty, rows, values, &self.plan.symbols, may_hold_nulls).map_err(|detail| {

@@ -230,11 +230,18 @@ fn time_ranges_on_ordered_times_are_exact_and_never_hold_null_times() {
     }
 }
 
-/// A time window leaves a short range in every symbol's run; the scan gathers
-/// them into full batches. Strings, the row number `i` and LIMIT come through the
-/// gathering intact.
+/// A time window leaves a short range in every symbol's run, and a list of
+/// symbols a range per symbol; the scan gathers them into full batches. Strings,
+/// the row number `i` and LIMIT come through the gathering intact, from plain and
+/// from compressed files.
 #[test]
 fn short_ranges_gathered_into_batches_keep_every_column() {
+    for spec in ["none", "zstd:1@12"] {
+        gathered_ranges_keep_every_column(spec);
+    }
+}
+
+fn gathered_ranges_keep_every_column(spec: &str) {
     let day: strata_store::Date = DAY.parse().unwrap();
     let mut rows = random_rows(&mut Rng(31), 12_000, 400, 1_000, 1_000_000);
     for row in rows.iter_mut() {
@@ -250,33 +257,42 @@ fn short_ranges_gathered_into_batches_keep_every_column() {
     ])
     .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let plain = TableWrite {
-        spec: TableSpec::uniform("none".parse().unwrap()),
+    let how = TableWrite {
+        spec: TableSpec::uniform(spec.parse().unwrap()),
         sort_by: vec![],
         attributes: vec![("sym".into(), Attribute::Parted)],
     };
-    write(dir.path(), DAY, "t", &table, &plain);
+    write(dir.path(), DAY, "t", &table, &how);
     let engine = Engine::open(dir.path()).unwrap();
     let (lo, hi) = (day.start_nanos() + 400_000_000, day.start_nanos() + 430_000_000);
     let at = |t: i64| format!("arrow_cast({t}, 'Timestamp(Nanosecond, None)')");
-    let sql = format!("SELECT i, sym, note, v FROM t WHERE time >= {} AND time < {}", at(lo), at(hi));
-    let want: Vec<(i64, String, Option<String>, i64)> = stored
-        .iter()
-        .enumerate()
-        .filter(|(_, r)| (lo..hi).contains(&r.2))
-        .map(|(i, r)| (i as i64, r.0.clone(), (r.3 % 5 != 0).then(|| format!("n{}", r.3)), r.3))
-        .collect();
-    assert!(want.len() > 200 && want.len() < 1_000, "a window of a few rows in most runs: {}", want.len());
-    for limit in [None, Some(37)] {
-        let sql = match limit {
-            Some(n) => format!("{sql} LIMIT {n}"),
-            None => sql.clone(),
-        };
-        let out = one(&engine.sql(&sql).unwrap());
-        let (i, s, n, v) = (ints(&out, "i"), texts(&out, "sym"), texts(&out, "note"), ints(&out, "v"));
-        let got: Vec<(i64, String, Option<String>, i64)> =
-            (0..out.num_rows()).map(|k| (i[k].unwrap(), s[k].clone().unwrap(), n[k].clone(), v[k].unwrap())).collect();
-        assert_eq!(got, want[..limit.unwrap_or(want.len())], "{sql}");
+    let window = format!("SELECT i, sym, note, v FROM t WHERE time >= {} AND time < {}", at(lo), at(hi));
+    let in_window = |r: &(String, u8, i64, i64)| (lo..hi).contains(&r.2);
+    // Three symbols far apart in the stored order: three ranges.
+    let picked = [&stored[0].0, &stored[stored.len() / 2].0, &stored[stored.len() - 1].0];
+    let listed =
+        format!("SELECT i, sym, note, v FROM t WHERE sym IN ('{}', '{}', '{}')", picked[0], picked[1], picked[2]);
+    let in_list = |r: &(String, u8, i64, i64)| picked.contains(&&r.0);
+    for (sql, keep) in [(window, &in_window as &dyn Fn(&_) -> bool), (listed, &in_list)] {
+        let want: Vec<(i64, String, Option<String>, i64)> = stored
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| keep(r))
+            .map(|(i, r)| (i as i64, r.0.clone(), (r.3 % 5 != 0).then(|| format!("n{}", r.3)), r.3))
+            .collect();
+        assert!(want.len() > 60 && want.len() < 1_000, "a few rows in several runs: {} for {sql}", want.len());
+        for limit in [None, Some(37)] {
+            let sql = match limit {
+                Some(n) => format!("{sql} LIMIT {n}"),
+                None => sql.clone(),
+            };
+            let out = one(&engine.sql(&sql).unwrap());
+            let (i, s, n, v) = (ints(&out, "i"), texts(&out, "sym"), texts(&out, "note"), ints(&out, "v"));
+            let got: Vec<(i64, String, Option<String>, i64)> = (0..out.num_rows())
+                .map(|k| (i[k].unwrap(), s[k].clone().unwrap(), n[k].clone(), v[k].unwrap()))
+                .collect();
+            assert_eq!(got, want[..limit.unwrap_or(want.len())], "{spec}: {sql}");
+        }
     }
 }
 
