@@ -21,6 +21,7 @@ use strata_store::Database;
 
 use crate::dialect::{names, pivot, pivot_statement, rename};
 use crate::dictionary_groups::DictionaryGroups;
+use crate::dictionary_literals::DictionaryLiterals;
 use crate::error::{QueryError, Result};
 use crate::join::StrataQueryPlanner;
 use crate::join::asof::plan::AsofRule;
@@ -216,6 +217,7 @@ impl Engine {
             .with_physical_optimizer_rules(physical_rules())
             .build();
         let ctx = SessionContext::new_with_state(state);
+        ctx.add_analyzer_rule(Arc::new(DictionaryLiterals));
         ctx.add_analyzer_rule(Arc::new(AsofRule));
         ctx.add_optimizer_rule(Arc::new(DictionaryGroups));
         ctx.add_analyzer_rule(Arc::new(WindowRule));

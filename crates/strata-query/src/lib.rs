@@ -20,6 +20,7 @@ pub mod arrow_view;
 mod batch_stream;
 pub mod dialect;
 mod dictionary_groups;
+mod dictionary_literals;
 mod engine;
 mod error;
 pub mod functions;

@@ -8,6 +8,7 @@ mod query {
     pub mod errors;
     pub mod functions;
     pub mod integrity;
+    pub mod literals;
     pub mod many_partitions;
     pub mod nulls;
     pub mod partitions;
