@@ -41,8 +41,10 @@ fn reads_at_most(plan: &LogicalPlan, limit: usize) -> Result<bool> {
     let mut left = Some(limit);
     plan.apply_with_subqueries(|node| {
         let LogicalPlan::TableScan(scan) = node else { return Ok(TreeNodeRecursion::Continue) };
-        let provider = source_as_provider(&scan.source)?;
-        left = match (left, provider.downcast_ref::<StrataTable>()) {
+        // A source other than a table provider is of unknown size, as is any
+        // provider but Strata's.
+        let provider = source_as_provider(&scan.source).ok();
+        left = match (left, provider.as_ref().and_then(|p| p.downcast_ref::<StrataTable>())) {
             (Some(budget), Some(table)) => table.rows_at_most(&scan.filters, budget)?.map(|rows| budget - rows),
             _ => None,
         };
