@@ -369,7 +369,13 @@ impl Engine {
             return Err(QueryError::Invalid(format!("expected one SQL statement, found {}", statements.len())));
         }
         let mut statement = statements.pop_front().expect("one statement");
-        if let DfStatement::Statement(inner) = &mut statement {
+        // The query under `EXPLAIN [ANALYZE]` is written out as the query itself:
+        // its time joins marked, its PIVOT and RENAME written out.
+        let query = match &mut statement {
+            DfStatement::Explain(explain) => explain.statement.as_mut(),
+            other => other,
+        };
+        if let DfStatement::Statement(inner) = query {
             mark_time_joins(inner, &blanked.relations).map_err(sql_error)?;
             self.write_out_data_dependent(inner, dialect.as_ref()).await?;
             names::name_as_written(inner);

@@ -479,3 +479,24 @@ fn time_joins_and_buckets_over_timespans() {
     assert_eq!(ints(&out, "b"), buckets);
     assert_eq!(ints(&out, "n"), [1, 4, 2, 2].map(Some));
 }
+
+/// `EXPLAIN` and `EXPLAIN ANALYZE` plan the query as it runs: its as-of join, its
+/// PIVOT and its `* RENAME` written out first, as without `EXPLAIN` (the as-of
+/// join was explained as a plain join, and the pivot failed to plan).
+#[test]
+fn explain_plans_the_written_out_query() {
+    let (_dir, engine) = engine();
+    let plan = |sql: &str| -> String {
+        let out = engine.sql(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+        texts(&one(&out), "plan").into_iter().flatten().collect::<Vec<_>>().join("\n")
+    };
+    for explain in ["EXPLAIN", "EXPLAIN ANALYZE"] {
+        let asof = format!("{explain} SELECT sym, time, size, bid FROM trade ASOF JOIN quote USING (sym, time)");
+        assert!(plan(&asof).contains("AsofJoinExec"), "{asof}: {}", plan(&asof));
+        let pivot =
+            format!("{explain} SELECT * FROM (SELECT sym, size FROM trade) PIVOT (sum(size) FOR sym IN ('A', 'B'))");
+        assert!(plan(&pivot).contains("AggregateExec"), "{pivot}: {}", plan(&pivot));
+        let renamed = format!("{explain} SELECT * RENAME (price AS p) FROM trade");
+        assert!(plan(&renamed).contains("as p"), "{renamed}: {}", plan(&renamed));
+    }
+}
