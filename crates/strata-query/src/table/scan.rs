@@ -9,8 +9,9 @@ use std::sync::atomic::Ordering;
 use arrow_array::{ArrayRef, Date32Array, Int64Array, RecordBatch, RecordBatchOptions};
 use arrow_schema::SchemaRef;
 use datafusion::arrow::compute::SortOptions;
-use datafusion::common::Result as DfResult;
+use datafusion::common::stats::Precision;
 use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::common::{Result as DfResult, Statistics};
 use datafusion::error::DataFusionError;
 use datafusion::execution::TaskContext;
 use datafusion::physical_expr::{EquivalenceProperties, LexOrdering, PhysicalExpr, PhysicalSortExpr};
@@ -209,6 +210,18 @@ impl ExecutionPlan for StrataScanExec {
 
     fn with_new_children(self: Arc<Self>, _children: Vec<Arc<dyn ExecutionPlan>>) -> DfResult<Arc<dyn ExecutionPlan>> {
         Ok(self)
+    }
+
+    /// The rows the whole scan reads, exact when no LIMIT cuts it (each partition
+    /// stops at the limit on its own): `count(*)` over a table, a date or a list of
+    /// symbols is then answered from the index, without a batch read (DataFusion's
+    /// `AggregateStatistics`). Per partition and per column: unknown.
+    fn partition_statistics(&self, partition: Option<usize>) -> DfResult<Arc<Statistics>> {
+        let mut statistics = Statistics::new_unknown(&self.plan.schema);
+        if partition.is_none() && self.plan.limit.is_none() {
+            statistics.num_rows = Precision::Exact(self.plan.pieces.iter().map(|(_, rows)| rows.len()).sum());
+        }
+        Ok(Arc::new(statistics))
     }
 
     fn execute(&self, partition: usize, _context: Arc<TaskContext>) -> DfResult<SendableRecordBatchStream> {
