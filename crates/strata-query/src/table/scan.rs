@@ -300,11 +300,12 @@ impl Batches {
                     }
                     ScanColumn::Stored(name, ty) => {
                         let open = part.column(name).map_err(external)?;
-                        let read = |r: &Range<usize>| open.read(r.start, r.end, &self.plan.counters).map_err(external);
+                        // One range is a view of the mapping; several are copied together.
                         let values = match ranges {
-                            [one] => read(one)?,
-                            _ => open.gather(ranges, &self.plan.counters).map_err(external)?,
-                        };
+                            [one] => open.read(one.start, one.end, &self.plan.counters),
+                            _ => open.gather(ranges, &self.plan.counters),
+                        }
+                        .map_err(external)?;
                         let may_hold_nulls = ranges.iter().any(|r| open.may_hold_nulls(r.start, r.end));
                         to_array(*ty, rows, values, &self.plan.symbols, may_hold_nulls).map_err(|detail| {
                             let (first, last) = (ranges[0].start, ranges[ranges.len() - 1].end);
