@@ -20,8 +20,8 @@ use std::ops::ControlFlow;
 
 use datafusion::common::ScalarValue;
 use datafusion::sql::sqlparser::ast::{
-    BinaryOperator, Expr, ExprWithAlias, PivotValueSource, Query, Statement, TableFactor, Value, Visit, VisitMut,
-    Visitor, VisitorMut, visit_expressions,
+    BinaryOperator, Expr, ExprWithAlias, Function, PivotValueSource, Query, Statement, TableFactor, Value, Visit,
+    VisitMut, Visitor, VisitorMut, visit_expressions,
 };
 use datafusion::sql::sqlparser::dialect::Dialect;
 use datafusion::sql::sqlparser::parser::Parser;
@@ -192,26 +192,41 @@ fn pivot_text(factor: &TableFactor, answers: &mut impl Iterator<Item = Answer>) 
     let groups: Vec<String> =
         columns.iter().filter(|c| c.as_str() != "i" && !used.contains(c)).map(|c| quoted(c)).collect();
     let named = aggregate_functions.len() > 1 || aggregate_functions.iter().any(|a| a.alias.is_some());
+    let calls = aggregate_functions
+        .iter()
+        .map(|a| match &a.expr {
+            Expr::Function(function) => Ok(function),
+            expr => Err(format!("PIVOT ({expr} ...): pivot aggregate function calls")),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let empty_cells = calls.iter().map(|f| empty_cell(f)).collect::<Option<Vec<_>>>();
+    let source = match &empty_cells {
+        Some(_) => {
+            let mut keys = groups.clone();
+            keys.push(column.to_string());
+            let mut inner = groups.clone();
+            inner.push(format!("{column} AS {PIVOT_ON}"));
+            inner.extend(calls.iter().enumerate().map(|(k, call)| format!("{call} AS {}", cell_name(k))));
+            format!("(SELECT {} FROM {table} GROUP BY {})", inner.join(", "), keys.join(", "))
+        }
+        None => table.to_string(),
+    };
     let mut items = groups.clone();
     for (literal, value_name) in &values {
-        for ExprWithAlias { expr, alias } in aggregate_functions {
-            let Expr::Function(function) = expr else {
-                return Err(format!("PIVOT ({expr} ...): pivot aggregate function calls"));
+        for (k, (call, ExprWithAlias { expr, alias })) in calls.iter().zip(aggregate_functions).enumerate() {
+            let value = match &empty_cells {
+                Some(empty) => {
+                    let picked = format!("max({}) FILTER (WHERE {PIVOT_ON} = {literal})", cell_name(k));
+                    match empty[k] {
+                        EmptyCell::Null => picked,
+                        EmptyCell::Zero => format!("coalesce({picked}, 0)"),
+                    }
+                }
+                None => filtered(call, column, literal)?.to_string(),
             };
-            let mut function = function.clone();
-            let this = Expr::BinaryOp {
-                left: Box::new(column.clone()),
-                op: BinaryOperator::Eq,
-                right: Box::new(parse_literal(literal)?),
-            };
-            function.filter = Some(Box::new(match function.filter.take() {
-                Some(f) => Expr::BinaryOp { left: f, op: BinaryOperator::And, right: Box::new(this) },
-                None => this,
-            }));
-            let call = Expr::Function(function);
             let value = match default_on_null {
-                Some(default) => format!("coalesce({call}, {default})"),
-                None => call.to_string(),
+                Some(default) => format!("coalesce({value}, {default})"),
+                None => value,
             };
             let name = match (named, alias) {
                 (false, _) => value_name.clone(),
@@ -223,7 +238,53 @@ fn pivot_text(factor: &TableFactor, answers: &mut impl Iterator<Item = Answer>) 
     }
     let group_by = if groups.is_empty() { String::new() } else { format!(" GROUP BY {}", groups.join(", ")) };
     let alias = alias.as_ref().map(|a| format!(" {a}")).unwrap_or_default();
-    Ok(format!("(SELECT {} FROM {table}{group_by}){alias}", items.join(", ")))
+    Ok(format!("(SELECT {} FROM {source}{group_by}){alias}", items.join(", ")))
+}
+
+/// The name the grouped subquery gives the pivoted column.
+const PIVOT_ON: &str = "__strata_pivot_on";
+
+/// The name the grouped subquery gives the `k`th aggregate.
+fn cell_name(k: usize) -> String {
+    format!("__strata_pivot_cell{k}")
+}
+
+/// What an aggregate gives over no rows, for the aggregates a pivot may compute
+/// once per group and value before spreading them: a cell whose group has no row
+/// of its value is empty in the grouped subquery, and must read as the aggregate
+/// of nothing (DuckDB: `count` 0, the others NULL). Other aggregates (whose empty
+/// value is not known here) are computed per cell with a FILTER.
+fn empty_cell(function: &Function) -> Option<EmptyCell> {
+    let name = function.name.0.last()?.as_ident()?.value.to_ascii_lowercase();
+    match name.as_str() {
+        "count" => Some(EmptyCell::Zero),
+        "sum" | "avg" | "mean" | "min" | "max" | "median" | "stddev" | "stddev_samp" | "stddev_pop" | "var"
+        | "var_samp" | "var_pop" | "variance" | "corr" | "covar" | "covar_samp" | "covar_pop" | "first_value"
+        | "last_value" | "weighted_avg" | "wavg" | "bool_and" | "bool_or" => Some(EmptyCell::Null),
+        _ => None,
+    }
+}
+
+/// An aggregate's value over no rows (see [`empty_cell`]).
+#[derive(Clone, Copy)]
+enum EmptyCell {
+    Null,
+    Zero,
+}
+
+/// `function` over the rows whose `column` is `literal` (its own FILTER kept).
+fn filtered(function: &Function, column: &Expr, literal: &str) -> Result<Expr, String> {
+    let mut function = function.clone();
+    let this = Expr::BinaryOp {
+        left: Box::new(column.clone()),
+        op: BinaryOperator::Eq,
+        right: Box::new(parse_literal(literal)?),
+    };
+    function.filter = Some(Box::new(match function.filter.take() {
+        Some(f) => Expr::BinaryOp { left: f, op: BinaryOperator::And, right: Box::new(this) },
+        None => this,
+    }));
+    Ok(Expr::Function(function))
 }
 
 /// The name of a column reference (its last part).
@@ -333,8 +394,18 @@ mod tests {
         write_out(&mut s, vec![Answer::Columns(columns)], &GenericDialect {}).unwrap();
         assert_eq!(
             s.to_string(),
-            "SELECT * FROM (SELECT \"sym\", sum(size) FILTER (WHERE ex = 'N') AS \"nyse\", sum(size) FILTER (WHERE ex = \
-             'Q') AS \"Q\" FROM t GROUP BY \"sym\") p ORDER BY 1"
+            "SELECT * FROM (SELECT \"sym\", max(__strata_pivot_cell0) FILTER (WHERE __strata_pivot_on = 'N') AS \"nyse\", \
+             max(__strata_pivot_cell0) FILTER (WHERE __strata_pivot_on = 'Q') AS \"Q\" FROM (SELECT \"sym\", ex AS \
+             __strata_pivot_on, sum(size) AS __strata_pivot_cell0 FROM t GROUP BY \"sym\", ex) GROUP BY \"sym\") p \
+             ORDER BY 1"
+        );
+        // An aggregate whose value over no rows is not known here is filtered per cell.
+        let mut s = parse("SELECT * FROM t PIVOT (string_agg(sym, ',') FOR ex IN ('N'))");
+        let columns = ["sym", "ex"].map(String::from).to_vec();
+        write_out(&mut s, vec![Answer::Columns(columns)], &GenericDialect {}).unwrap();
+        assert_eq!(
+            s.to_string(),
+            "SELECT * FROM (SELECT string_agg(sym, ',') FILTER (WHERE ex = 'N') AS \"N\" FROM t)"
         );
         let mut s = parse("SELECT * FROM t PIVOT (count(*) AS n FOR ex IN (ANY))");
         let needs = needs(&mut s).unwrap();
@@ -344,7 +415,12 @@ mod tests {
             Answer::Values(vec![ScalarValue::from("it's"), ScalarValue::from("B")]),
         ];
         write_out(&mut s, answers, &GenericDialect {}).unwrap();
-        assert!(s.to_string().contains("count(*) FILTER (WHERE ex = 'it''s') AS \"it's_n\""), "{s}");
+        assert!(
+            s.to_string().contains(
+                "coalesce(max(__strata_pivot_cell0) FILTER (WHERE __strata_pivot_on = 'it''s'), 0) AS \"it's_n\""
+            ),
+            "{s}"
+        );
     }
 
     #[test]

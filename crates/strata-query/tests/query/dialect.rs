@@ -403,6 +403,31 @@ fn pivot_and_unpivot() {
         "SELECT * FROM (SELECT sym, size FROM trade) PIVOT (count(*) FOR sym IN (SELECT DISTINCT sym FROM trade))";
     // As DuckDB: count(*) reads no column, so `size` groups.
     assert_eq!(names(sql), ["size", "A", "B"], "the subquery's values, as found");
+    // Aggregates computed per (group, value) and then spread, of several types, with
+    // cells whose group has no row of their value (DuckDB, with `first(price ORDER BY
+    // time)`): A (09:30, 1, 11.0, 09:33, 2, 10.0, NULL, 0, NULL),
+    // B (NULL, 0, NULL, 09:30, 1, 20.0, NULL, 0, NULL).
+    let sql = "SELECT * FROM (SELECT sym, time, price, CASE WHEN size >= 300 THEN 'huge' WHEN size >= 100 THEN 'big' \
+               ELSE 'small' END AS k FROM trade) PIVOT (max(time) AS t, count(*) AS n, \
+               first_value(price ORDER BY time) AS f FOR k IN ('huge', 'big', 'none')) ORDER BY sym";
+    let out = one(&engine.sql(sql).unwrap());
+    let at = |h, m| Some(hms(h, m, 0, 0));
+    assert_eq!(
+        (ints(&out, "huge_t"), ints(&out, "big_t"), ints(&out, "none_t")),
+        (vec![at(9, 30), None], vec![at(9, 33), at(9, 30)], vec![None, None])
+    );
+    assert_eq!(
+        (ints(&out, "huge_n"), ints(&out, "big_n"), ints(&out, "none_n")),
+        (vec![Some(1), Some(0)], vec![Some(2), Some(1)], vec![Some(0), Some(0)])
+    );
+    assert_eq!((floats(&out, "huge_f"), floats(&out, "big_f")), (vec![Some(11.0), None], vec![Some(10.0), Some(20.0)]));
+    // A symbol spread (DuckDB: ('A', 'B', NULL)).
+    let sql = "SELECT * FROM (SELECT sym, size FROM trade) PIVOT (min(sym) FOR size IN (100, 200, 1))";
+    let out = one(&engine.sql(sql).unwrap());
+    assert_eq!(
+        [texts(&out, "100"), texts(&out, "200"), texts(&out, "1")],
+        [vec![Some("A".to_string())], vec![Some("B".to_string())], vec![None]]
+    );
     // DuckDB: ['sym', 'time', 'k', 'v'], each trade's price then its size as qty.
     let sql = "SELECT * FROM (SELECT sym, time, price, size FROM trade) UNPIVOT (v FOR k IN (price, size AS qty)) \
                ORDER BY sym, time, k";
