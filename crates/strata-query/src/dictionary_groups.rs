@@ -9,6 +9,8 @@
 //! give back the same dictionary column. Batches with another dictionary (in-memory
 //! tables, unions) have their keys mapped onto one shared [`Codebook`], so equal
 //! strings always get equal codes.
+//!
+//! Under GROUP BY, `count(DISTINCT sym)` counts distinct codes the same way.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -18,7 +20,7 @@ use arrow_array::{Array, ArrayRef, StringArray, UInt32Array, make_array};
 use arrow_schema::DataType;
 use datafusion::arrow::compute::cast;
 use datafusion::common::tree_node::Transformed;
-use datafusion::common::{Result, exec_err};
+use datafusion::common::{DFSchema, Result, exec_err};
 use datafusion::logical_expr::expr::ScalarFunction;
 use datafusion::logical_expr::{
     Aggregate, ColumnarValue, Expr, ExprSchemable, LogicalPlan, Projection, ScalarFunctionArgs, ScalarUDF,
@@ -220,7 +222,8 @@ impl ScalarUDFImpl for GroupCodes {
     }
 }
 
-/// Rewrites aggregates that group by text dictionaries to group by their codes.
+/// Rewrites aggregates that group by text dictionaries to group by their codes,
+/// and grouped distinct counts of text dictionaries to count their codes.
 #[derive(Debug, Default)]
 pub struct DictionaryGroups;
 
@@ -253,10 +256,20 @@ impl OptimizerRule for DictionaryGroups {
             group.push(Expr::ScalarFunction(ScalarFunction::new_udf(Arc::new(codes), vec![expr.clone()])).alias(&name));
             decoders.push(Some((decode, name)));
         }
-        if decoders.iter().all(Option::is_none) {
+        let mut aggregates = aggregate.aggr_expr.clone();
+        let mut counts_coded = false;
+        if !aggregate.group_expr.is_empty() {
+            for expr in &mut aggregates {
+                if let Some(coded) = distinct_count_of_codes(expr, &schema)? {
+                    *expr = coded;
+                    counts_coded = true;
+                }
+            }
+        }
+        if decoders.iter().all(Option::is_none) && !counts_coded {
             return Ok(Transformed::no(LogicalPlan::Aggregate(aggregate)));
         }
-        let coded = Aggregate::try_new(aggregate.input.clone(), group, aggregate.aggr_expr.clone())?;
+        let coded = Aggregate::try_new(aggregate.input.clone(), group, aggregates)?;
         // The same output as before: every column under its old name, the coded
         // ones decoded.
         let exprs = coded
@@ -279,6 +292,29 @@ impl OptimizerRule for DictionaryGroups {
             Projection::try_new_with_schema(exprs, Arc::new(LogicalPlan::Aggregate(coded)), aggregate.schema.clone())?;
         Ok(Transformed::yes(LogicalPlan::Projection(projection)))
     }
+}
+
+/// `count(DISTINCT sym)` as the count of distinct codes of `sym`, when `expr` is
+/// that count of a text dictionary. Under GROUP BY, DataFusion counts distinct
+/// dictionary values through one boxed accumulator per group (hashing the values
+/// each batch uses, for every group), and distinct integers of all groups in one
+/// table. Equal strings have equal codes, so the counts are the same. A count
+/// without GROUP BY keeps the dictionary: one accumulator hashing only the values
+/// each batch uses beats hashing every row's code.
+fn distinct_count_of_codes(expr: &Expr, schema: &DFSchema) -> Result<Option<Expr>> {
+    let Expr::AggregateFunction(count) = expr else { return Ok(None) };
+    let [argument] = count.params.args.as_slice() else { return Ok(None) };
+    if !count.params.distinct || count.func.name() != "count" {
+        return Ok(None);
+    }
+    let t = argument.get_type(schema)?;
+    if !is_text_dictionary(&t) {
+        return Ok(None);
+    }
+    let (codes, _) = GroupCodes::pair(&t);
+    let mut coded = count.clone();
+    coded.params.args = vec![Expr::ScalarFunction(ScalarFunction::new_udf(Arc::new(codes), vec![argument.clone()]))];
+    Ok(Some(Expr::AggregateFunction(coded)))
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@ mod query {
     pub mod pushdown;
     pub mod read_only;
     pub mod rolling;
+    pub mod symbol_groups;
     pub mod top_k;
     pub mod window;
 }

@@ -2,23 +2,24 @@
 //! `wsum(w, x)` (sum of w*x). Weights come first, as in q's `w wavg x`.
 //! DuckDB's `weighted_avg(x, w)` is `wavg` with the value first, as DuckDB orders
 //! them: the same numbers, so a query moved from either system keeps its meaning.
+//!
+//! Arguments are read as floats. Integer columns (a trade's size) are read as they
+//! are stored, each value turned into a float as it is added, rather than cast to a
+//! float column first: the cast of every batch cost as much as the sums.
 
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
-use arrow_array::types::Float64Type;
-use arrow_array::{Array, ArrayRef, BooleanArray, Float64Array};
+use arrow_array::types::{Float64Type, Int32Type, Int64Type};
+use arrow_array::{Array, ArrayRef, ArrowPrimitiveType, BooleanArray, Float64Array, PrimitiveArray};
 use arrow_buffer::NullBuffer;
 use arrow_schema::{DataType, Field, FieldRef};
-use datafusion::arrow::compute::kernels::numeric::mul;
-use datafusion::common::{Result, ScalarValue};
+use datafusion::common::{Result, ScalarValue, plan_err};
 use datafusion::logical_expr::function::{AccumulatorArgs, StateFieldsArgs};
 use datafusion::logical_expr::utils::format_state_name;
 
 use super::passes_filter;
-use datafusion::logical_expr::{
-    Accumulator, AggregateUDFImpl, EmitTo, GroupsAccumulator, Signature, TypeSignature, Volatility,
-};
+use datafusion::logical_expr::{Accumulator, AggregateUDFImpl, EmitTo, GroupsAccumulator, Signature, Volatility};
 
 /// Which weighted aggregate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -39,19 +40,19 @@ pub struct WeightedAggregate {
 }
 
 impl WeightedAggregate {
-    /// The aggregate of `kind`, weights first (`wavg`, `wsum`). Both arguments
-    /// are read as floats.
+    /// The aggregate of `kind`, weights first (`wavg`, `wsum`).
     pub fn new(kind: Weighted) -> WeightedAggregate {
-        let signature = Signature::one_of(
-            vec![TypeSignature::Exact(vec![DataType::Float64, DataType::Float64])],
-            Volatility::Immutable,
-        );
-        WeightedAggregate { kind, weight_first: true, signature }
+        WeightedAggregate { kind, weight_first: true, signature: Signature::user_defined(Volatility::Immutable) }
     }
 
     /// DuckDB's `weighted_avg(x, w)`: the weighted average, value first.
     pub fn weighted_avg() -> WeightedAggregate {
         WeightedAggregate { weight_first: false, ..WeightedAggregate::new(Weighted::Average) }
+    }
+
+    /// The argument holding the weights (0 or 1); the other holds the values.
+    fn weight_at(&self) -> usize {
+        if self.weight_first { 0 } else { 1 }
     }
 }
 
@@ -68,8 +69,20 @@ impl AggregateUDFImpl for WeightedAggregate {
         &self.signature
     }
 
+    /// 32- and 64-bit integers and floats as they are (see the module
+    /// documentation); other numbers (and NULL) as floats.
     fn coerce_types(&self, arg_types: &[DataType]) -> Result<Vec<DataType>> {
-        Ok(vec![DataType::Float64; arg_types.len()])
+        let [_, _] = arg_types else {
+            return plan_err!("{}() takes two arguments, got {}", self.name(), arg_types.len());
+        };
+        arg_types
+            .iter()
+            .map(|t| match t {
+                DataType::Int32 | DataType::Int64 | DataType::Float64 => Ok(t.clone()),
+                t if t.is_numeric() || t.is_null() => Ok(DataType::Float64),
+                t => plan_err!("{}() takes numbers, got {t}", self.name()),
+            })
+            .collect()
     }
 
     fn return_type(&self, _arg_types: &[DataType]) -> Result<DataType> {
@@ -84,8 +97,13 @@ impl AggregateUDFImpl for WeightedAggregate {
     }
 
     fn accumulator(&self, _args: AccumulatorArgs) -> Result<Box<dyn Accumulator>> {
-        let weight_at = if self.weight_first { 0 } else { 1 };
-        Ok(Box::new(WeightedAccumulator { kind: self.kind, weight_at, weighted_sum: 0.0, weight: 0.0, seen: false }))
+        Ok(Box::new(WeightedAccumulator {
+            kind: self.kind,
+            weight_at: self.weight_at(),
+            weighted_sum: 0.0,
+            weight: 0.0,
+            seen: false,
+        }))
     }
 
     fn groups_accumulator_supported(&self, _args: AccumulatorArgs) -> bool {
@@ -96,9 +114,79 @@ impl AggregateUDFImpl for WeightedAggregate {
     /// boxed [`WeightedAccumulator`] per group behind an adapter (a VWAP per
     /// symbol and bar spent ~300 ns a row there).
     fn create_groups_accumulator(&self, _args: AccumulatorArgs) -> Result<Box<dyn GroupsAccumulator>> {
-        let weight_at = if self.weight_first { 0 } else { 1 };
+        let weight_at = self.weight_at();
         Ok(Box::new(WeightedGroups { kind: self.kind, weight_at, sums: vec![], weights: vec![], seen: vec![] }))
     }
+}
+
+/// A stored number read as a float.
+trait Number: Copy {
+    fn float(self) -> f64;
+}
+
+impl Number for f64 {
+    fn float(self) -> f64 {
+        self
+    }
+}
+
+impl Number for i64 {
+    fn float(self) -> f64 {
+        self as f64
+    }
+}
+
+impl Number for i32 {
+    fn float(self) -> f64 {
+        self.into()
+    }
+}
+
+/// Binds `$array` (an argument of a type [`WeightedAggregate::coerce_types`]
+/// gives) as the primitive array of its type, for `$body`.
+macro_rules! with_numbers {
+    ($array:expr, |$name:ident| $body:expr) => {
+        match $array.data_type() {
+            DataType::Int32 => {
+                let $name = $array.as_primitive::<Int32Type>();
+                $body
+            }
+            DataType::Int64 => {
+                let $name = $array.as_primitive::<Int64Type>();
+                $body
+            }
+            _ => {
+                let $name = $array.as_primitive::<Float64Type>();
+                $body
+            }
+        }
+    };
+}
+
+/// The arguments of an update as (values, weights).
+fn arguments(values: &[ArrayRef], weight_at: usize) -> (&ArrayRef, &ArrayRef) {
+    (&values[1 - weight_at], &values[weight_at])
+}
+
+/// Sum of x*w and sum of w over rows without nulls, in four running sums each: a
+/// single running sum waits on every add before the next.
+fn lane_sums<X: Number, W: Number>(x: &[X], w: &[W]) -> (f64, f64) {
+    let (mut sums, mut weights) = ([0.0; 4], [0.0; 4]);
+    let (xs, ws) = (x.chunks_exact(4), w.chunks_exact(4));
+    let (x_rest, w_rest) = (xs.remainder(), ws.remainder());
+    for (x, w) in xs.zip(ws) {
+        for lane in 0..4 {
+            let w = w[lane].float();
+            sums[lane] += x[lane].float() * w;
+            weights[lane] += w;
+        }
+    }
+    for (x, w) in x_rest.iter().zip(w_rest) {
+        let w = w.float();
+        sums[0] += x.float() * w;
+        weights[0] += w;
+    }
+    (sums.iter().sum(), weights.iter().sum())
 }
 
 /// Running sums of every group, for [`WeightedAggregate`] under GROUP BY.
@@ -121,22 +209,35 @@ impl WeightedGroups {
         self.seen.resize(groups, false);
     }
 
-    /// Adds `(weighted sum, weight)` pairs to `groups`, skipping rows where
-    /// either is null or `passes` says no.
-    fn add(&mut self, sums: &ArrayRef, weights: &ArrayRef, groups: &[usize], passes: impl Fn(usize) -> bool) {
-        let (sums, weights) = (sums.as_primitive::<Float64Type>(), weights.as_primitive::<Float64Type>());
-        for (row, &group) in groups.iter().enumerate() {
-            if sums.is_valid(row) && weights.is_valid(row) && passes(row) {
-                self.sums[group] += sums.value(row);
-                self.weights[group] += weights.value(row);
-                self.seen[group] = true;
+    /// Adds `w * x` and `w` of every row to its group, skipping rows where either
+    /// is null or the FILTER clause says no.
+    fn add<X, W>(
+        &mut self,
+        x: &PrimitiveArray<X>,
+        w: &PrimitiveArray<W>,
+        groups: &[usize],
+        filter: Option<&BooleanArray>,
+    ) where
+        X: ArrowPrimitiveType<Native: Number>,
+        W: ArrowPrimitiveType<Native: Number>,
+    {
+        let mut add = |group: usize, x: X::Native, w: W::Native| {
+            let w = w.float();
+            self.sums[group] += x.float() * w;
+            self.weights[group] += w;
+            self.seen[group] = true;
+        };
+        if x.null_count() == 0 && w.null_count() == 0 && filter.is_none() {
+            for ((&group, &x), &w) in groups.iter().zip(x.values()).zip(w.values()) {
+                add(group, x, w);
+            }
+        } else {
+            for (row, &group) in groups.iter().enumerate() {
+                if x.is_valid(row) && w.is_valid(row) && passes_filter(filter, row) {
+                    add(group, x.value(row), w.value(row));
+                }
             }
         }
-    }
-
-    /// The arguments of an update as (values, weights).
-    fn arguments<'a>(&self, values: &'a [ArrayRef]) -> (&'a ArrayRef, &'a ArrayRef) {
-        (&values[1 - self.weight_at], &values[self.weight_at])
     }
 }
 
@@ -149,9 +250,8 @@ impl GroupsAccumulator for WeightedGroups {
         total_num_groups: usize,
     ) -> Result<()> {
         self.resize(total_num_groups);
-        let (x, w) = self.arguments(values);
-        let products = mul(x, w)?;
-        self.add(&products, w, group_indices, |row| passes_filter(opt_filter, row));
+        let (x, w) = arguments(values, self.weight_at);
+        with_numbers!(x, |x| with_numbers!(w, |w| self.add(x, w, group_indices, opt_filter)));
         Ok(())
     }
 
@@ -184,21 +284,30 @@ impl GroupsAccumulator for WeightedGroups {
         ])
     }
 
+    /// Adds other accumulators' (sum of w*x, sum of w) states.
     fn merge_batch(&mut self, values: &[ArrayRef], group_indices: &[usize], total_num_groups: usize) -> Result<()> {
         self.resize(total_num_groups);
-        self.add(&values[0], &values[1], group_indices, |_| true);
+        let (sums, weights) = (values[0].as_primitive::<Float64Type>(), values[1].as_primitive::<Float64Type>());
+        for (row, &group) in group_indices.iter().enumerate() {
+            if sums.is_valid(row) && weights.is_valid(row) {
+                self.sums[group] += sums.value(row);
+                self.weights[group] += weights.value(row);
+                self.seen[group] = true;
+            }
+        }
         Ok(())
     }
 
     /// Each row as its own group's state: (w*x, w), null where either is null or
     /// the FILTER clause drops the row.
     fn convert_to_state(&self, values: &[ArrayRef], opt_filter: Option<&BooleanArray>) -> Result<Vec<ArrayRef>> {
-        let (x, w) = self.arguments(values);
-        let (x, w) = (x.as_primitive::<Float64Type>(), w.as_primitive::<Float64Type>());
-        let kept = |row: usize| x.is_valid(row) && w.is_valid(row) && passes_filter(opt_filter, row);
-        let sums = Float64Array::from_iter((0..x.len()).map(|row| kept(row).then(|| x.value(row) * w.value(row))));
-        let weights = Float64Array::from_iter((0..x.len()).map(|row| kept(row).then(|| w.value(row))));
-        Ok(vec![Arc::new(sums), Arc::new(weights)])
+        let (x, w) = arguments(values, self.weight_at);
+        Ok(with_numbers!(x, |x| with_numbers!(w, |w| {
+            let kept = |row: usize| x.is_valid(row) && w.is_valid(row) && passes_filter(opt_filter, row);
+            let sums = (0..x.len()).map(|row| kept(row).then(|| x.value(row).float() * w.value(row).float()));
+            let weights = (0..x.len()).map(|row| kept(row).then(|| w.value(row).float()));
+            vec![Arc::new(Float64Array::from_iter(sums)) as ArrayRef, Arc::new(Float64Array::from_iter(weights))]
+        })))
     }
 
     fn size(&self) -> usize {
@@ -217,27 +326,35 @@ struct WeightedAccumulator {
     seen: bool,
 }
 
-impl Accumulator for WeightedAccumulator {
-    fn update_batch(&mut self, values: &[ArrayRef]) -> Result<()> {
-        let (w, x) = (
-            values[self.weight_at].as_primitive::<Float64Type>(),
-            values[1 - self.weight_at].as_primitive::<Float64Type>(),
-        );
-        if w.null_count() == 0 && x.null_count() == 0 {
-            for (w, x) in w.values().iter().zip(x.values().iter()) {
-                self.weighted_sum += w * x;
-                self.weight += w;
-            }
-            self.seen |= !w.is_empty();
+impl WeightedAccumulator {
+    /// Adds `w * x` and `w` of the rows where neither is null.
+    fn add<X, W>(&mut self, x: &PrimitiveArray<X>, w: &PrimitiveArray<W>)
+    where
+        X: ArrowPrimitiveType<Native: Number>,
+        W: ArrowPrimitiveType<Native: Number>,
+    {
+        if x.null_count() == 0 && w.null_count() == 0 {
+            let (sum, weight) = lane_sums(x.values(), w.values());
+            self.weighted_sum += sum;
+            self.weight += weight;
+            self.seen |= !x.is_empty();
         } else {
-            for (w, x) in w.iter().zip(x.iter()) {
-                if let (Some(w), Some(x)) = (w, x) {
-                    self.weighted_sum += w * x;
+            for (x, w) in x.iter().zip(w.iter()) {
+                if let (Some(x), Some(w)) = (x, w) {
+                    let w = w.float();
+                    self.weighted_sum += x.float() * w;
                     self.weight += w;
                     self.seen = true;
                 }
             }
         }
+    }
+}
+
+impl Accumulator for WeightedAccumulator {
+    fn update_batch(&mut self, values: &[ArrayRef]) -> Result<()> {
+        let (x, w) = arguments(values, self.weight_at);
+        with_numbers!(x, |x| with_numbers!(w, |w| self.add(x, w)));
         Ok(())
     }
 
@@ -289,6 +406,7 @@ mod tests {
             Field::new("g", DataType::Int64, false),
             Field::new("x", DataType::Float64, true),
             Field::new("w", DataType::Float64, true),
+            Field::new("n", DataType::Int32, false),
         ]));
         let mut state = 3u64;
         let mut next = move |n: u64| {
@@ -301,11 +419,11 @@ mod tests {
             let mut batches = Vec::new();
             for _ in 0..6 {
                 let n = 1 + next(30) as usize;
-                let batch: Vec<(i64, Option<f64>, Option<f64>)> = (0..n)
+                let batch: Vec<(i64, Option<f64>, Option<f64>, i32)> = (0..n)
                     .map(|_| {
                         let x = (next(9) != 0).then(|| next(1000) as f64 / 10.0);
                         let w = (next(9) != 0).then(|| next(500) as f64);
-                        (next(7) as i64, x, w)
+                        (next(7) as i64, x, w, next(100) as i32 - 20)
                     })
                     .collect();
                 rows.extend(batch.iter().copied());
@@ -313,6 +431,7 @@ mod tests {
                     Arc::new(Int64Array::from_iter_values(batch.iter().map(|r| r.0))),
                     Arc::new(Float64Array::from_iter(batch.iter().map(|r| r.1))),
                     Arc::new(Float64Array::from_iter(batch.iter().map(|r| r.2))),
+                    Arc::new(arrow_array::Int32Array::from_iter_values(batch.iter().map(|r| r.3))),
                 ];
                 batches.push(RecordBatch::try_new(schema.clone(), columns).unwrap());
             }
@@ -328,27 +447,32 @@ mod tests {
         }
         ctx.register_table("t", Arc::new(MemTable::try_new(schema, partitions).unwrap())).unwrap();
         let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).build().unwrap();
+        // `n` is an integer column read as it is stored (no nulls: the unrolled sums).
         let sql = "SELECT g, wavg(w, x) AS a, weighted_avg(x, w) AS b, wsum(w, x) AS s, \
-                   wavg(w, x) FILTER (WHERE x > 50) AS f FROM t GROUP BY g \
-                   UNION ALL SELECT -1, wavg(w, x), weighted_avg(x, w), wsum(w, x), wavg(w, x) FILTER (WHERE x > 50) FROM t";
+                   wavg(w, x) FILTER (WHERE x > 50) AS f, weighted_avg(x, n) AS c, wsum(n, n) AS d FROM t GROUP BY g \
+                   UNION ALL SELECT -1, wavg(w, x), weighted_avg(x, w), wsum(w, x), wavg(w, x) FILTER (WHERE x > 50), \
+                   weighted_avg(x, n), wsum(n, n) FROM t";
         let batches = runtime.block_on(async { ctx.sql(sql).await?.collect().await }).unwrap();
         let mut checked = 0;
         for batch in &batches {
             let column = |i: usize| batch.column(i).as_primitive::<Float64Type>().clone();
-            let (g, a, b, s, f) = (
+            let (g, a, b, s, f, c, d) = (
                 batch.column(0).as_primitive::<arrow_array::types::Int64Type>(),
                 column(1),
                 column(2),
                 column(3),
                 column(4),
+                column(5),
+                column(6),
             );
             for i in 0..batch.num_rows() {
                 let group = g.value(i);
-                let hand = |keep: &dyn Fn(f64) -> bool| {
+                let hand_of = |pair: &dyn Fn(&(i64, Option<f64>, Option<f64>, i32)) -> Option<(f64, f64)>,
+                               keep: &dyn Fn(f64) -> bool| {
                     let pairs: Vec<(f64, f64)> = rows
                         .iter()
                         .filter(|r| group < 0 || r.0 == group)
-                        .filter_map(|r| Some((r.1?, r.2?)))
+                        .filter_map(pair)
                         .filter(|(x, _)| keep(*x))
                         .collect();
                     let sum: f64 = pairs.iter().map(|(x, w)| x * w).sum();
@@ -361,14 +485,21 @@ mod tests {
                     _ => false,
                 };
                 let get = |a: &Float64Array| a.is_valid(i).then(|| a.value(i));
+                let hand = |keep: &dyn Fn(f64) -> bool| hand_of(&|r| Some((r.1?, r.2?)), keep);
                 let all = hand(&|_| true);
                 assert!(close(get(&a), all.map(|(s, w)| s / w)), "group {group}: wavg");
                 assert!(close(get(&b), all.map(|(s, w)| s / w)), "group {group}: weighted_avg");
                 assert!(close(get(&s), all.map(|(s, _)| s)), "group {group}: wsum");
                 assert!(close(get(&f), hand(&|x| x > 50.0).map(|(s, w)| s / w)), "group {group}: FILTER");
+                let by_n = hand_of(&|r| Some((r.1?, r.3.into())), &|_| true);
+                assert!(close(get(&c), by_n.map(|(s, w)| s / w)), "group {group}: integer weights");
+                let squares = hand_of(&|r| Some((r.3.into(), r.3.into())), &|_| true);
+                assert!(close(get(&d), squares.map(|(s, _)| s)), "group {group}: integer values and weights");
                 checked += 1;
             }
         }
         assert_eq!(checked, 8, "seven groups and the whole table");
+        let error = runtime.block_on(async { ctx.sql("SELECT wavg(w, 'x') FROM t").await }).unwrap_err();
+        assert!(error.to_string().contains("wavg() takes numbers, got Utf8"), "{error}");
     }
 }
