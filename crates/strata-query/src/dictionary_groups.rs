@@ -10,13 +10,16 @@
 //! tables, unions) have their keys mapped onto one shared [`Codebook`], so equal
 //! strings always get equal codes.
 //!
-//! Under GROUP BY, `count(DISTINCT sym)` counts distinct codes the same way.
+//! Two such keys (`GROUP BY sym, ex`) are packed into one `UInt64` ([`PAIR`]),
+//! unpacked ([`HALF`]) above the aggregate. Under GROUP BY, `count(DISTINCT sym)`
+//! counts distinct codes the same way.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use arrow_array::cast::AsArray;
-use arrow_array::{Array, ArrayRef, StringArray, UInt32Array, make_array};
+use arrow_array::types::{UInt32Type, UInt64Type};
+use arrow_array::{Array, ArrayRef, StringArray, UInt32Array, UInt64Array, make_array};
 use arrow_schema::DataType;
 use datafusion::arrow::compute::cast;
 use datafusion::common::tree_node::Transformed;
@@ -33,6 +36,10 @@ use datafusion::optimizer::{OptimizerConfig, OptimizerRule};
 pub const CODES: &str = "__strata_group_codes";
 /// The name of the function turning codes back into the dictionary column.
 pub const DECODE: &str = "__strata_group_decode";
+/// The name of the function packing two columns of codes into one `UInt64` key.
+pub const PAIR: &str = "__strata_group_pair";
+/// The name of the function taking one column of codes back out of a packed pair.
+pub const HALF: &str = "__strata_group_half";
 
 /// Whether `t` is a dictionary of text, the form of symbol and char columns.
 fn is_text_dictionary(t: &DataType) -> bool {
@@ -240,21 +247,20 @@ impl OptimizerRule for DictionaryGroups {
         let LogicalPlan::Aggregate(aggregate) = plan else { return Ok(Transformed::no(plan)) };
         let schema = aggregate.input.schema().clone();
         let mut decoders = Vec::new();
-        let mut group = Vec::with_capacity(aggregate.group_expr.len());
-        for (i, expr) in aggregate.group_expr.iter().enumerate() {
+        let mut keys = Vec::with_capacity(aggregate.group_expr.len());
+        for expr in &aggregate.group_expr {
             let t = match expr {
                 Expr::GroupingSet(_) => return Ok(Transformed::no(LogicalPlan::Aggregate(aggregate))),
                 e => e.get_type(&schema)?,
             };
             if !is_text_dictionary(&t) {
-                group.push(expr.clone());
+                keys.push(expr.clone());
                 decoders.push(None);
                 continue;
             }
             let (codes, decode) = GroupCodes::pair(&t);
-            let name = format!("{CODES}_{i}");
-            group.push(Expr::ScalarFunction(ScalarFunction::new_udf(Arc::new(codes), vec![expr.clone()])).alias(&name));
-            decoders.push(Some((decode, name)));
+            keys.push(call(codes, vec![expr.clone()]));
+            decoders.push(Some(decode));
         }
         let mut aggregates = aggregate.aggr_expr.clone();
         let mut counts_coded = false;
@@ -269,21 +275,36 @@ impl OptimizerRule for DictionaryGroups {
         if decoders.iter().all(Option::is_none) && !counts_coded {
             return Ok(Transformed::no(LogicalPlan::Aggregate(aggregate)));
         }
+        // Two symbol-like keys (`GROUP BY sym, ex`) group as one packed integer:
+        // DataFusion groups one primitive column in a plain hash table, several
+        // columns through a slower general one.
+        let paired = keys.len() == 2 && decoders.iter().all(Option::is_some);
+        let group = if paired {
+            vec![call(PairedCodes::udf(None), keys).alias(PAIR)]
+        } else {
+            keys.into_iter()
+                .enumerate()
+                .map(|(i, key)| if decoders[i].is_some() { key.alias(format!("{CODES}_{i}")) } else { key })
+                .collect()
+        };
         let coded = Aggregate::try_new(aggregate.input.clone(), group, aggregates)?;
+        let column = |i: usize| {
+            let (q, f) = coded.schema.qualified_field(i);
+            Expr::Column(datafusion::common::Column::new(q.cloned(), f.name()))
+        };
         // The same output as before: every column under its old name, the coded
         // ones decoded.
-        let exprs = coded
+        let exprs = aggregate
             .schema
             .iter()
-            .zip(aggregate.schema.iter())
             .enumerate()
-            .map(|(i, ((coded_q, coded_f), (q, f)))| {
-                let column = Expr::Column(datafusion::common::Column::new(coded_q.cloned(), coded_f.name()));
+            .map(|(i, (q, f))| {
                 let value = match decoders.get(i) {
-                    Some(Some((decode, _))) => {
-                        Expr::ScalarFunction(ScalarFunction::new_udf(Arc::new(decode.clone()), vec![column]))
+                    Some(Some(decode)) if paired => {
+                        call(decode.clone(), vec![call(PairedCodes::udf(Some(i)), vec![column(0)])])
                     }
-                    _ => column,
+                    Some(Some(decode)) => call(decode.clone(), vec![column(i)]),
+                    _ => column(if paired { i - 1 } else { i }),
                 };
                 value.alias_qualified(q.cloned(), f.name())
             })
@@ -291,6 +312,67 @@ impl OptimizerRule for DictionaryGroups {
         let projection =
             Projection::try_new_with_schema(exprs, Arc::new(LogicalPlan::Aggregate(coded)), aggregate.schema.clone())?;
         Ok(Transformed::yes(LogicalPlan::Projection(projection)))
+    }
+}
+
+/// `function(args)` as an expression.
+fn call(function: ScalarUDF, args: Vec<Expr>) -> Expr {
+    Expr::ScalarFunction(ScalarFunction::new_udf(Arc::new(function), args))
+}
+
+/// The code a packed pair holds for a null: no codebook reaches it (it would hold
+/// 2^32 - 1 strings; an Arrow string array holds fewer than 2^31).
+const NULL_CODE: u32 = u32::MAX;
+
+/// [`PAIR`] (`part` None): two columns of codes as one `UInt64`, the first in the
+/// high half, a null as [`NULL_CODE`]; or [`HALF`] (`part` Some(0) or Some(1)): the
+/// codes of that half, nulls back.
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct PairedCodes {
+    part: Option<usize>,
+    signature: Signature,
+}
+
+impl PairedCodes {
+    fn udf(part: Option<usize>) -> ScalarUDF {
+        let arguments = if part.is_some() { 1 } else { 2 };
+        ScalarUDF::new_from_impl(PairedCodes { part, signature: Signature::any(arguments, Volatility::Immutable) })
+    }
+}
+
+impl ScalarUDFImpl for PairedCodes {
+    fn name(&self) -> &str {
+        if self.part.is_some() { HALF } else { PAIR }
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, _args: &[DataType]) -> Result<DataType> {
+        Ok(if self.part.is_some() { DataType::UInt32 } else { DataType::UInt64 })
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        let arrays = ColumnarValue::values_to_arrays(&args.args)?;
+        Ok(ColumnarValue::Array(match (self.part, arrays.as_slice()) {
+            (None, [high, low]) => {
+                let code = |a: &UInt32Array, row: usize| if a.is_valid(row) { a.value(row) } else { NULL_CODE };
+                let (high, low) = (high.as_primitive::<UInt32Type>(), low.as_primitive::<UInt32Type>());
+                let packed: Vec<u64> = if high.null_count() == 0 && low.null_count() == 0 {
+                    high.values().iter().zip(low.values()).map(|(&h, &l)| (u64::from(h) << 32) | u64::from(l)).collect()
+                } else {
+                    (0..high.len()).map(|row| (u64::from(code(high, row)) << 32) | u64::from(code(low, row))).collect()
+                };
+                Arc::new(UInt64Array::from(packed))
+            }
+            (Some(part), [packed]) => {
+                let shift = if part == 0 { 32 } else { 0 };
+                let codes = packed.as_primitive::<UInt64Type>().values().iter().map(|&p| (p >> shift) as u32);
+                Arc::new(codes.map(|c| (c != NULL_CODE).then_some(c)).collect::<UInt32Array>())
+            }
+            _ => return exec_err!("{}: wrong arguments", self.name()),
+        }))
     }
 }
 
@@ -313,7 +395,7 @@ fn distinct_count_of_codes(expr: &Expr, schema: &DFSchema) -> Result<Option<Expr
     }
     let (codes, _) = GroupCodes::pair(&t);
     let mut coded = count.clone();
-    coded.params.args = vec![Expr::ScalarFunction(ScalarFunction::new_udf(Arc::new(codes), vec![argument.clone()]))];
+    coded.params.args = vec![call(codes, vec![argument.clone()])];
     Ok(Some(Expr::AggregateFunction(coded)))
 }
 

@@ -34,3 +34,34 @@ fn distinct_symbols_per_group_are_counted_on_codes_and_equal_hand_counts() {
     assert!(all.iter().any(|s| *s == "S1") && !all.iter().any(|s| *s == "ZZ"));
     assert_eq!(ints(&one(&engine.sql(sql).unwrap()), "n"), [Some(all.len() as i64 + 1)]);
 }
+
+#[test]
+fn two_symbol_keys_group_as_one_packed_key_with_nulls_kept_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let q = quotes(&mut Rng(11), 500, 7, DAY.parse::<Date>().unwrap());
+    write(dir.path(), DAY, "quote", &q.table(), &sorted_write("none"));
+    let engine = Engine::open(dir.path()).unwrap();
+    let mut want: BTreeMap<(Option<String>, Option<String>), i64> = BTreeMap::new();
+    for (sym, ex) in q.sym.iter().zip(&q.ex) {
+        *want.entry((Some(sym.clone()), Some((*ex as char).to_string()))).or_default() += 1;
+    }
+    // Rows of a dictionary of their own, with a null in either key and in both:
+    // (NULL, 'N'), ('S1', NULL) and (NULL, NULL) are three groups.
+    let extra = [(Some("S1"), None), (None, Some("N")), (None, Some("N")), (None, None)];
+    for (sym, ex) in extra {
+        *want.entry((sym.map(String::from), ex.map(String::from))).or_default() += 1;
+    }
+    let sql = "SELECT sym, ex, count(*) AS n FROM (SELECT sym, ex FROM quote UNION ALL \
+               SELECT arrow_cast(column1, 'Dictionary(UInt32, Utf8)'), arrow_cast(column2, 'Dictionary(UInt8, Utf8)') \
+               FROM (VALUES ('S1', NULL), (NULL, 'N'), (NULL, 'N'), (NULL, NULL))) GROUP BY sym, ex";
+    let plan = engine.explain(sql).unwrap();
+    assert!(plan.contains("__strata_group_pair("), "{plan}");
+    let out = one(&engine.sql(sql).unwrap());
+    let got: BTreeMap<(Option<String>, Option<String>), i64> = texts(&out, "sym")
+        .into_iter()
+        .zip(texts(&out, "ex"))
+        .zip(ints(&out, "n"))
+        .map(|(key, n)| (key, n.unwrap()))
+        .collect();
+    assert_eq!(got, want);
+}
