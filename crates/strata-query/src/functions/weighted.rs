@@ -398,6 +398,9 @@ mod tests {
 
     use super::*;
 
+    /// A test row: group, value, weight, integer.
+    type Row = (i64, Option<f64>, Option<f64>, i32);
+
     /// Grouped (three partitions merged, FILTER, null values and weights) and
     /// whole-table answers equal sums worked out by hand.
     #[test]
@@ -419,7 +422,7 @@ mod tests {
             let mut batches = Vec::new();
             for _ in 0..6 {
                 let n = 1 + next(30) as usize;
-                let batch: Vec<(i64, Option<f64>, Option<f64>, i32)> = (0..n)
+                let batch: Vec<Row> = (0..n)
                     .map(|_| {
                         let x = (next(9) != 0).then(|| next(1000) as f64 / 10.0);
                         let w = (next(9) != 0).then(|| next(500) as f64);
@@ -467,8 +470,7 @@ mod tests {
             );
             for i in 0..batch.num_rows() {
                 let group = g.value(i);
-                let hand_of = |pair: &dyn Fn(&(i64, Option<f64>, Option<f64>, i32)) -> Option<(f64, f64)>,
-                               keep: &dyn Fn(f64) -> bool| {
+                let hand_of = |pair: &dyn Fn(&Row) -> Option<(f64, f64)>, keep: &dyn Fn(f64) -> bool| {
                     let pairs: Vec<(f64, f64)> = rows
                         .iter()
                         .filter(|r| group < 0 || r.0 == group)
