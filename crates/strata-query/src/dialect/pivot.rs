@@ -7,7 +7,11 @@
 //!   FROM t GROUP BY <the other columns>)`: one row per value of the columns that
 //!   are neither pivoted nor aggregated (leaving out kdb+'s row number `i`, which
 //!   would make every row its own group), one column per value (and aggregate:
-//!   `N_s` when there are several or they are named, as DuckDB names them).
+//!   `N_s` when there are several or they are named, as DuckDB names them). When
+//!   every aggregate's value over no rows is known ([`empty_cell`]), the FROM is
+//!   `(SELECT <groups>, ex, sum(size) AS cell FROM t GROUP BY <groups>, ex)` and each
+//!   column `max(cell) FILTER (WHERE ex = 'N')`: one pass over the rows rather than
+//!   one per value.
 //!   `IN (ANY [ORDER BY ...])` and `IN (SELECT ...)` list the values the data has.
 //! - `t UNPIVOT [INCLUDE NULLS] (v FOR k IN (bid [AS b], ask))` is `(SELECT * EXCLUDE
 //!   (bid, ask), 'b' AS k, bid AS v FROM t WHERE bid IS NOT NULL UNION ALL ...)`.
