@@ -13,9 +13,12 @@
 //! | `cor(x, y)` | `cor` | correlation |
 //!
 //! `median`, `stddev`, `corr`, `first_value`, `last_value` keep their usual names.
+//! `sum` is DataFusion's, except that it adds 8-, 16- and 32-bit integer columns
+//! as stored rather than casting them first ([`NarrowSum`]).
 
 mod bucket;
 mod first_last;
+mod narrow_sum;
 mod weighted;
 
 use std::sync::Arc;
@@ -26,6 +29,7 @@ use datafusion::prelude::SessionContext;
 
 pub use bucket::Bucket;
 pub use first_last::FirstLast;
+pub use narrow_sum::NarrowSum;
 pub use weighted::{Weighted, WeightedAggregate};
 
 /// Whether row `row` passes an aggregate's FILTER clause (true, not false or
@@ -37,6 +41,7 @@ fn passes_filter(filter: Option<&arrow_array::BooleanArray>, row: usize) -> bool
 
 /// Registers Strata's functions and q's names for DataFusion's own.
 pub fn register(ctx: &SessionContext) -> datafusion::common::Result<()> {
+    ctx.register_udaf(AggregateUDF::new_from_impl(NarrowSum::new()));
     ctx.register_udaf(AggregateUDF::new_from_impl(WeightedAggregate::new(Weighted::Average)));
     ctx.register_udaf(AggregateUDF::new_from_impl(WeightedAggregate::new(Weighted::Sum)));
     ctx.register_udaf(AggregateUDF::new_from_impl(WeightedAggregate::weighted_avg()));
