@@ -19,6 +19,7 @@ use datafusion::sql::sqlparser::ast::Statement as SqlStatement;
 use datafusion::sql::sqlparser::dialect::{Dialect, dialect_from_str};
 use strata_store::Database;
 
+use crate::count_rows::CountRows;
 use crate::dialect::{names, pivot, pivot_statement, rename};
 use crate::dictionary_groups::DictionaryGroups;
 use crate::dictionary_literals::DictionaryLiterals;
@@ -177,6 +178,7 @@ fn physical_rules() -> Vec<Arc<dyn PhysicalOptimizerRule + Send + Sync>> {
             }
             FINAL_CHECK => {
                 rules.push(Arc::new(ReadInOrder));
+                rules.push(Arc::new(CountRows));
                 rules.push(rule);
             }
             _ => rules.push(rule),

@@ -18,6 +18,7 @@
 
 pub mod arrow_view;
 mod batch_stream;
+mod count_rows;
 pub mod dialect;
 mod dictionary_groups;
 mod dictionary_literals;
