@@ -14,22 +14,25 @@
 //!
 //! `median`, `stddev`, `corr`, `first_value`, `last_value` keep their usual names.
 //! `sum` is DataFusion's, except that it adds 8-, 16- and 32-bit integer columns
-//! as stored rather than casting them first ([`NarrowSum`]).
+//! as stored rather than casting them first ([`NarrowSum`]); grouped variances and
+//! deviations take each run of a group's rows at once ([`RunVariance`]).
 
 mod bucket;
 mod first_last;
 mod narrow_sum;
+mod run_variance;
 mod weighted;
 
 use std::sync::Arc;
 
-use datafusion::functions_aggregate::{correlation, median, stddev};
+use datafusion::functions_aggregate::{correlation, median};
 use datafusion::logical_expr::{AggregateUDF, ScalarUDF};
 use datafusion::prelude::SessionContext;
 
 pub use bucket::Bucket;
 pub use first_last::FirstLast;
 pub use narrow_sum::NarrowSum;
+pub use run_variance::RunVariance;
 pub use weighted::{Weighted, WeightedAggregate};
 
 /// Whether row `row` passes an aggregate's FILTER clause (true, not false or
@@ -47,12 +50,15 @@ pub fn register(ctx: &SessionContext) -> datafusion::common::Result<()> {
     ctx.register_udaf(AggregateUDF::new_from_impl(WeightedAggregate::weighted_avg()));
     ctx.register_udf(ScalarUDF::new_from_impl(Bucket::new("xbar")));
     ctx.register_udf(ScalarUDF::new_from_impl(Bucket::new("time_bucket")));
+    let [var, var_pop, stddev, stddev_pop] = RunVariance::all().map(|v| Arc::new(AggregateUDF::new_from_impl(v)));
+    ctx.register_udaf(var.as_ref().clone());
+    ctx.register_udaf(var_pop.as_ref().clone());
     let aliases: [(Arc<AggregateUDF>, &str); 6] = [
         (Arc::new(AggregateUDF::new_from_impl(FirstLast::new(true))), "first"),
         (Arc::new(AggregateUDF::new_from_impl(FirstLast::new(false))), "last"),
         (median::median_udaf(), "med"),
-        (stddev::stddev_udaf(), "sdev"),
-        (stddev::stddev_pop_udaf(), "dev"),
+        (stddev, "sdev"),
+        (stddev_pop, "dev"),
         (correlation::corr_udaf(), "cor"),
     ];
     for (udaf, alias) in aliases {
