@@ -250,12 +250,42 @@ impl<T: ArrowPrimitiveType> ByKey<T> {
     ) -> Result<()> {
         let values = values.as_primitive::<T>();
         let keys = as_i64(keys)?;
-        for (row, &group) in groups.iter().enumerate() {
-            if passes(row) {
-                self.offer(group, values, &keys, row);
+        if keys.null_count() > 0 {
+            for (row, &group) in groups.iter().enumerate() {
+                if passes(row) {
+                    self.offer(group, values, &keys, row);
+                }
             }
+            return Ok(());
+        }
+        // A group's rows often come in runs (a table stored by symbol and time):
+        // the best row of a run first, then one offer to the group.
+        let mut start = 0;
+        while let Some(&group) = groups.get(start) {
+            let end = start + groups[start..].iter().take_while(|&&g| g == group).count();
+            if let Some(best) = self.best_in(keys.values(), start..end, &passes) {
+                self.offer(group, values, &keys, best);
+            }
+            start = end;
         }
         Ok(())
+    }
+
+    /// Of `rows` (keys without nulls) that `passes` lets by, the one [`offer`]
+    /// would keep: the least key for `first`, the greatest for `last` (reversed
+    /// when descending), of equal keys the row seen first.
+    ///
+    /// [`offer`]: ByKey::offer
+    fn best_in(&self, keys: &[i64], rows: std::ops::Range<usize>, passes: impl Fn(usize) -> bool) -> Option<usize> {
+        let least = self.first != self.options.descending;
+        let mut rows = rows.filter(|&row| passes(row));
+        let mut best = rows.next()?;
+        for row in rows {
+            if if least { keys[row] < keys[best] } else { keys[row] > keys[best] } {
+                best = row;
+            }
+        }
+        Some(best)
     }
 
     /// The values of the groups `emit_to` takes, null where unset or null.
@@ -337,7 +367,21 @@ mod tests {
     /// timestamp value beside the float, null values. With `ties`: few distinct
     /// keys `k` (a timespan) and null keys; without: every key distinct and
     /// present, so the answer does not depend on which partition's rows come first.
-    fn batches(partitions: usize, ties: bool) -> (Arc<Schema>, Vec<Vec<RecordBatch>>) {
+    /// How the test table's keys and groups come.
+    #[derive(Clone, Copy)]
+    struct Shape {
+        partitions: usize,
+        /// Keys repeat (else every key is distinct).
+        ties: bool,
+        /// Some keys are null.
+        null_keys: bool,
+        /// Each group's rows come in runs (as in a table stored by symbol), else
+        /// groups are mixed row by row.
+        runs: bool,
+    }
+
+    fn batches(shape: Shape) -> (Arc<Schema>, Vec<Vec<RecordBatch>>) {
+        let Shape { partitions, ties, null_keys, runs } = shape;
         let schema = Arc::new(Schema::new(vec![
             Field::new("g", DataType::Int64, false),
             Field::new("k", DataType::Duration(TimeUnit::Nanosecond), true),
@@ -356,14 +400,16 @@ mod tests {
             let mut batches = Vec::new();
             for _ in 0..5 {
                 let rows = 1 + next(40) as usize;
-                let g: Vec<i64> = (0..rows).map(|_| next(9) as i64).collect();
+                let g: Vec<i64> =
+                    (0..rows).map(|r| if runs { (row_number + r as i64) / 6 % 9 } else { next(9) as i64 }).collect();
                 let k: Vec<Option<i64>> = (0..rows)
                     .map(|_| {
                         row_number += 1;
-                        match ties {
-                            true => (next(10) != 0).then(|| next(6) as i64 - 3),
-                            false => Some((row_number * 7919) % 10_007 - 5_000),
-                        }
+                        let key = match ties {
+                            true => next(6) as i64 - 3,
+                            false => (row_number * 7919) % 10_007 - 5_000,
+                        };
+                        (!null_keys || next(10) != 0).then_some(key)
                     })
                     .collect();
                 let x: Vec<Option<f64>> = (0..rows).map(|_| (next(8) != 0).then(|| next(1000) as f64 / 8.0)).collect();
@@ -383,14 +429,14 @@ mod tests {
         (schema, out)
     }
 
-    fn context(ours: bool, partitions: usize, ties: bool) -> SessionContext {
-        let config = SessionConfig::new().with_target_partitions(partitions).with_batch_size(16);
+    fn context(ours: bool, shape: Shape) -> SessionContext {
+        let config = SessionConfig::new().with_target_partitions(shape.partitions).with_batch_size(16);
         let ctx = SessionContext::new_with_config(config);
         if ours {
             ctx.register_udaf(AggregateUDF::new_from_impl(FirstLast::new(true)));
             ctx.register_udaf(AggregateUDF::new_from_impl(FirstLast::new(false)));
         }
-        let (schema, partitions) = batches(partitions, ties);
+        let (schema, partitions) = batches(shape);
         ctx.register_table("t", Arc::new(MemTable::try_new(schema, partitions).unwrap())).unwrap();
         ctx
     }
@@ -402,12 +448,20 @@ mod tests {
     }
 
     /// Every ORDER BY form, value type and FILTER gives DataFusion's own answer:
-    /// in one partition with ties and null keys (the first row seen of equal keys
-    /// wins), and in three, whose partial states are merged, with distinct keys.
+    /// in one partition with ties (the first row seen of equal keys wins), with
+    /// and without null keys, and in three, whose partial states are merged,
+    /// with distinct keys; groups mixed row by row and in runs.
     #[test]
     fn answers_equal_datafusions_own() {
-        for (partitions, ties) in [(1, true), (3, false)] {
-            let (ours, theirs) = (context(true, partitions, ties), context(false, partitions, ties));
+        let shape = |partitions, ties, null_keys, runs| Shape { partitions, ties, null_keys, runs };
+        for shape in [
+            shape(1, true, true, false),
+            shape(3, false, false, false),
+            shape(1, true, false, true),
+            shape(3, false, false, true),
+        ] {
+            let partitions = shape.partitions;
+            let (ours, theirs) = (context(true, shape), context(false, shape));
             for f in ["first_value", "last_value"] {
                 for value in ["x", "n", "ts"] {
                     for order in ["k", "k DESC", "k NULLS FIRST", "k DESC NULLS LAST"] {
@@ -422,7 +476,10 @@ mod tests {
                 }
             }
         }
-        let plan = answer(&context(true, 3, false), "EXPLAIN SELECT g, first_value(x ORDER BY k) FROM t GROUP BY g");
+        let plan = answer(
+            &context(true, shape(3, false, false, false)),
+            "EXPLAIN SELECT g, first_value(x ORDER BY k) FROM t GROUP BY g",
+        );
         assert!(plan.contains("Partial") && plan.contains("Final"), "partial states are merged: {plan}");
     }
 }
