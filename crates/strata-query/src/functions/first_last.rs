@@ -13,7 +13,7 @@
 
 use std::sync::Arc;
 
-use super::passes_filter;
+use super::{group_runs, passes_filter};
 use arrow_array::cast::AsArray;
 use arrow_array::types::*;
 use arrow_array::{Array, ArrayRef, ArrowPrimitiveType, BooleanArray, PrimitiveArray, make_array};
@@ -260,13 +260,10 @@ impl<T: ArrowPrimitiveType> ByKey<T> {
         }
         // A group's rows often come in runs (a table stored by symbol and time):
         // the best row of a run first, then one offer to the group.
-        let mut start = 0;
-        while let Some(&group) = groups.get(start) {
-            let end = start + groups[start..].iter().take_while(|&&g| g == group).count();
-            if let Some(best) = self.best_in(keys.values(), start..end, &passes) {
+        for (group, rows) in group_runs(groups) {
+            if let Some(best) = self.best_in(keys.values(), rows, &passes) {
                 self.offer(group, values, &keys, best);
             }
-            start = end;
         }
         Ok(())
     }

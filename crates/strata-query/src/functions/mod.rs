@@ -42,6 +42,20 @@ fn passes_filter(filter: Option<&arrow_array::BooleanArray>, row: usize) -> bool
     filter.is_none_or(|f| f.is_valid(row) && f.value(row))
 }
 
+/// The runs of equal group indices in `groups`, as (group, rows): a table stored
+/// by symbol and time feeds a grouped aggregate each group's rows together, and
+/// an accumulator that takes a run at once adds to its group once per run.
+fn group_runs(groups: &[usize]) -> impl Iterator<Item = (usize, std::ops::Range<usize>)> + '_ {
+    let mut start = 0;
+    std::iter::from_fn(move || {
+        let &group = groups.get(start)?;
+        let end = start + groups[start..].iter().take_while(|&&g| g == group).count();
+        let run = (group, start..end);
+        start = end;
+        Some(run)
+    })
+}
+
 /// Registers Strata's functions and q's names for DataFusion's own.
 pub fn register(ctx: &SessionContext) -> datafusion::common::Result<()> {
     ctx.register_udaf(AggregateUDF::new_from_impl(NarrowSum::new()));

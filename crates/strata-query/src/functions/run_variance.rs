@@ -12,6 +12,7 @@
 //! everything else (whole-table and window forms, DISTINCT, merging) stays
 //! DataFusion's.
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
@@ -25,7 +26,7 @@ use datafusion::logical_expr::{
     Accumulator, AggregateUDF, AggregateUDFImpl, Documentation, EmitTo, GroupsAccumulator, Signature,
 };
 
-use super::passes_filter;
+use super::{group_runs, passes_filter};
 
 /// One of DataFusion's four variance aggregates, grouped by runs.
 #[derive(Debug, PartialEq, Eq, Hash)]
@@ -161,21 +162,21 @@ impl RunVarianceGroups {
         self.counts[group] = total;
     }
 
-    /// Adds the values of rows `start..end`, all of `group`, where `kept` says so.
-    fn add_run(&mut self, group: usize, x: &Float64Array, start: usize, end: usize, kept: impl Fn(usize) -> bool) {
-        if end - start < SHORT_RUN {
-            for row in (start..end).filter(|&row| kept(row)) {
+    /// Adds the values of `rows`, all of `group`, where `kept` says so.
+    fn add_run(&mut self, group: usize, x: &Float64Array, rows: Range<usize>, kept: impl Fn(usize) -> bool) {
+        if rows.len() < SHORT_RUN {
+            for row in rows.filter(|&row| kept(row)) {
                 self.add(group, x.value(row));
             }
             return;
         }
-        let all = &x.values()[start..end];
-        if (start..end).all(&kept) {
+        let all = &x.values()[rows.clone()];
+        if rows.clone().all(&kept) {
             let mean = lane_sum(all, |v| v) / all.len() as f64;
             self.merge(group, all.len() as u64, mean, lane_sum(all, |v| (v - mean) * (v - mean)));
             return;
         }
-        let values = || (start..end).filter(|&row| kept(row)).map(|row| x.value(row));
+        let values = || rows.clone().filter(|&row| kept(row)).map(|row| x.value(row));
         let (count, sum) = values().fold((0u64, 0.0), |(n, s), v| (n + 1, s + v));
         if count > 0 {
             let mean = sum / count as f64;
@@ -196,11 +197,8 @@ impl GroupsAccumulator for RunVarianceGroups {
         let x = values[0].as_primitive::<Float64Type>();
         let plain = x.null_count() == 0 && opt_filter.is_none();
         let kept = |row: usize| plain || (x.is_valid(row) && passes_filter(opt_filter, row));
-        let mut start = 0;
-        while let Some(&group) = group_indices.get(start) {
-            let run = group_indices[start..].iter().take_while(|&&g| g == group).count();
-            self.add_run(group, x, start, start + run, kept);
-            start += run;
+        for (group, rows) in group_runs(group_indices) {
+            self.add_run(group, x, rows, kept);
         }
         Ok(())
     }

@@ -18,7 +18,7 @@ use datafusion::common::{Result, ScalarValue, plan_err};
 use datafusion::logical_expr::function::{AccumulatorArgs, StateFieldsArgs};
 use datafusion::logical_expr::utils::format_state_name;
 
-use super::passes_filter;
+use super::{group_runs, passes_filter};
 use datafusion::logical_expr::{Accumulator, AggregateUDFImpl, EmitTo, GroupsAccumulator, Signature, Volatility};
 
 /// Which weighted aggregate.
@@ -228,8 +228,11 @@ impl WeightedGroups {
             self.seen[group] = true;
         };
         if x.null_count() == 0 && w.null_count() == 0 && filter.is_none() {
-            for ((&group, &x), &w) in groups.iter().zip(x.values()).zip(w.values()) {
-                add(group, x, w);
+            for (group, rows) in group_runs(groups) {
+                let (sum, weight) = lane_sums(&x.values()[rows.clone()], &w.values()[rows]);
+                self.sums[group] += sum;
+                self.weights[group] += weight;
+                self.seen[group] = true;
             }
         } else {
             for (row, &group) in groups.iter().enumerate() {
@@ -422,11 +425,16 @@ mod tests {
             let mut batches = Vec::new();
             for _ in 0..6 {
                 let n = 1 + next(30) as usize;
+                // Groups mixed row by row in half the batches, in runs in the others.
+                let (runs, mut group) = (next(2) == 0, 0);
                 let batch: Vec<Row> = (0..n)
                     .map(|_| {
                         let x = (next(9) != 0).then(|| next(1000) as f64 / 10.0);
                         let w = (next(9) != 0).then(|| next(500) as f64);
-                        (next(7) as i64, x, w, next(100) as i32 - 20)
+                        if !runs || next(5) == 0 {
+                            group = next(7) as i64;
+                        }
+                        (group, x, w, next(100) as i32 - 20)
                     })
                     .collect();
                 rows.extend(batch.iter().copied());
