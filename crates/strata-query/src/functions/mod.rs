@@ -15,7 +15,8 @@
 //! `median`, `stddev`, `corr`, `first_value`, `last_value` keep their usual names.
 //! `sum` is DataFusion's, except that it adds 8-, 16- and 32-bit integer columns
 //! as stored rather than casting them first ([`NarrowSum`]); grouped variances and
-//! deviations take each run of a group's rows at once ([`RunVariance`]).
+//! deviations and correlations take each run of a group's rows at once
+//! ([`RunStatistic`]).
 
 mod bucket;
 mod first_last;
@@ -25,14 +26,14 @@ mod weighted;
 
 use std::sync::Arc;
 
-use datafusion::functions_aggregate::{correlation, median};
+use datafusion::functions_aggregate::median;
 use datafusion::logical_expr::{AggregateUDF, ScalarUDF};
 use datafusion::prelude::SessionContext;
 
 pub use bucket::Bucket;
 pub use first_last::FirstLast;
 pub use narrow_sum::NarrowSum;
-pub use run_variance::RunVariance;
+pub use run_variance::RunStatistic;
 pub use weighted::{Weighted, WeightedAggregate};
 
 /// Whether row `row` passes an aggregate's FILTER clause (true, not false or
@@ -64,7 +65,8 @@ pub fn register(ctx: &SessionContext) -> datafusion::common::Result<()> {
     ctx.register_udaf(AggregateUDF::new_from_impl(WeightedAggregate::weighted_avg()));
     ctx.register_udf(ScalarUDF::new_from_impl(Bucket::new("xbar")));
     ctx.register_udf(ScalarUDF::new_from_impl(Bucket::new("time_bucket")));
-    let [var, var_pop, stddev, stddev_pop] = RunVariance::all().map(|v| Arc::new(AggregateUDF::new_from_impl(v)));
+    let [var, var_pop, stddev, stddev_pop, corr] =
+        RunStatistic::all().map(|v| Arc::new(AggregateUDF::new_from_impl(v)));
     ctx.register_udaf(var.as_ref().clone());
     ctx.register_udaf(var_pop.as_ref().clone());
     let aliases: [(Arc<AggregateUDF>, &str); 6] = [
@@ -73,7 +75,7 @@ pub fn register(ctx: &SessionContext) -> datafusion::common::Result<()> {
         (median::median_udaf(), "med"),
         (stddev, "sdev"),
         (stddev_pop, "dev"),
-        (correlation::corr_udaf(), "cor"),
+        (corr, "cor"),
     ];
     for (udaf, alias) in aliases {
         let aliased = udaf.as_ref().clone().with_aliases([alias]);
