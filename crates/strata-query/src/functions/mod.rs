@@ -21,7 +21,7 @@
 mod bucket;
 mod first_last;
 mod narrow_sum;
-mod run_variance;
+mod run_statistics;
 mod weighted;
 
 use std::sync::Arc;
@@ -33,7 +33,7 @@ use datafusion::prelude::SessionContext;
 pub use bucket::Bucket;
 pub use first_last::FirstLast;
 pub use narrow_sum::NarrowSum;
-pub use run_variance::RunStatistic;
+pub use run_statistics::RunStatistic;
 pub use weighted::{Weighted, WeightedAggregate};
 
 /// Whether row `row` passes an aggregate's FILTER clause (true, not false or

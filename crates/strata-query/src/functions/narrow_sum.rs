@@ -42,6 +42,11 @@ impl NarrowSum {
     pub fn new() -> NarrowSum {
         NarrowSum { inner: sum_udaf(), signature: Signature::user_defined(Volatility::Immutable) }
     }
+
+    /// DataFusion's `sum` itself.
+    fn datafusion(&self) -> &dyn AggregateUDFImpl {
+        self.inner.inner().as_ref()
+    }
 }
 
 impl Default for NarrowSum {
@@ -103,13 +108,6 @@ macro_rules! with_narrow {
             t => datafusion::common::internal_err!("narrow sum of {t}"),
         }
     };
-}
-
-impl NarrowSum {
-    /// DataFusion's `sum` itself.
-    fn datafusion(&self) -> &dyn AggregateUDFImpl {
-        self.inner.inner().as_ref()
-    }
 }
 
 impl AggregateUDFImpl for NarrowSum {

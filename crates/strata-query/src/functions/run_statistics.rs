@@ -424,6 +424,9 @@ mod tests {
         assert_eq!(checked, 8, "six groups, one of a single row, one of only nulls");
     }
 
+    /// A correlation test row: group, x with nulls, z, y.
+    type Row = (i64, Option<f64>, f64, f64);
+
     /// Correlations per group, from rows in runs (whole runs without nulls, and
     /// with nulls and a FILTER, which take DataFusion's row-by-row path), equal
     /// Pearson's coefficient worked out by hand; a group of one row and a group
@@ -435,8 +438,7 @@ mod tests {
             state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             (state >> 33) % n
         };
-        // (group, x with nulls, z, y)
-        let mut rows: Vec<(i64, Option<f64>, f64, f64)> = vec![(7, Some(1.0), 1.0, 2.0)];
+        let mut rows: Vec<Row> = vec![(7, Some(1.0), 1.0, 2.0)];
         while rows.len() < 1500 {
             let (group, run) = (next(7) as i64, 1 + next(60) as usize);
             for _ in 0..run {
@@ -451,7 +453,7 @@ mod tests {
             Field::new("z", DataType::Float64, false),
             Field::new("y", DataType::Float64, false),
         ]));
-        let batch = |rows: &[(i64, Option<f64>, f64, f64)]| {
+        let batch = |rows: &[Row]| {
             let columns: Vec<ArrayRef> = vec![
                 Arc::new(Int64Array::from_iter_values(rows.iter().map(|r| r.0))),
                 Arc::new(Float64Array::from_iter(rows.iter().map(|r| r.1))),
@@ -485,7 +487,7 @@ mod tests {
                     let a = batch.column(c).as_primitive::<Float64Type>();
                     a.is_valid(r).then(|| a.value(r))
                 };
-                let of = |pair: &dyn Fn(&(i64, Option<f64>, f64, f64)) -> Option<(f64, f64)>| -> Vec<(f64, f64)> {
+                let of = |pair: &dyn Fn(&Row) -> Option<(f64, f64)>| -> Vec<(f64, f64)> {
                     rows.iter().filter(|row| row.0 == g.value(r)).filter_map(pair).collect()
                 };
                 let close = |got: Option<f64>, want: Option<f64>| match (got, want) {
