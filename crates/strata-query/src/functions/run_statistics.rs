@@ -347,17 +347,46 @@ mod tests {
 
     use super::*;
 
+    /// Pseudo-random numbers below `n`, from `seed`.
+    fn generator(seed: u64) -> impl FnMut(u64) -> u64 {
+        let mut state = seed;
+        move |n| {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (state >> 33) % n
+        }
+    }
+
+    /// `sql` over table `t` of `columns`, in three partitions of 100-row batches
+    /// (so runs are cut by batch and partition ends), with [`RunStatistic`]'s
+    /// functions registered.
+    fn grouped(columns: Vec<(Field, ArrayRef)>, sql: &str) -> Vec<RecordBatch> {
+        let (fields, arrays): (Vec<Field>, Vec<ArrayRef>) = columns.into_iter().unzip();
+        let schema = Arc::new(Schema::new(fields));
+        let all = RecordBatch::try_new(schema.clone(), arrays).unwrap();
+        let (rows, third) = (all.num_rows(), all.num_rows() / 3 + 1);
+        let partitions = (0..rows)
+            .step_by(third)
+            .map(|start| {
+                let end = (start + third).min(rows);
+                (start..end).step_by(100).map(|at| all.slice(at, 100.min(end - at))).collect()
+            })
+            .collect();
+        let ctx = SessionContext::new_with_config(SessionConfig::new().with_target_partitions(3).with_batch_size(64));
+        for v in RunStatistic::all() {
+            ctx.register_udaf(AggregateUDF::new_from_impl(v));
+        }
+        ctx.register_table("t", Arc::new(MemTable::try_new(schema, partitions).unwrap())).unwrap();
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).build().unwrap();
+        runtime.block_on(async { ctx.sql(sql).await?.collect().await }).unwrap()
+    }
+
     /// Variances and deviations per group, from rows in runs of every length
     /// (cut by batch and partition ends), with nulls, a FILTER, a group of one
     /// row and a group of only nulls, equal two-pass sums worked out by hand, on
     /// values far from zero (where a careless formula loses every digit).
     #[test]
     fn grouped_answers_equal_two_pass_hand_sums() {
-        let mut state = 11u64;
-        let mut next = move |n: u64| {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (state >> 33) % n
-        };
+        let mut next = generator(11);
         let mut rows: Vec<(i64, Option<f64>)> = vec![(7, Some(3.5)), (8, None), (8, None)];
         while rows.len() < 1500 {
             let (group, run) = (next(6) as i64, 1 + next(60) as usize);
@@ -366,27 +395,15 @@ mod tests {
                 rows.push((group, x));
             }
         }
-        let schema = Arc::new(Schema::new(vec![
-            Field::new("g", DataType::Int64, false),
-            Field::new("x", DataType::Float64, true),
-        ]));
-        let batch = |rows: &[(i64, Option<f64>)]| {
-            let columns: Vec<ArrayRef> = vec![
-                Arc::new(Int64Array::from_iter_values(rows.iter().map(|r| r.0))),
-                Arc::new(Float64Array::from_iter(rows.iter().map(|r| r.1))),
-            ];
-            RecordBatch::try_new(schema.clone(), columns).unwrap()
-        };
-        let partitions = rows.chunks(rows.len() / 3 + 1).map(|p| p.chunks(100).map(batch).collect()).collect();
-        let ctx = SessionContext::new_with_config(SessionConfig::new().with_target_partitions(3).with_batch_size(64));
-        for v in RunStatistic::all() {
-            ctx.register_udaf(AggregateUDF::new_from_impl(v));
-        }
-        ctx.register_table("t", Arc::new(MemTable::try_new(schema.clone(), partitions).unwrap())).unwrap();
-        let sql = "SELECT g, var(x), var_pop(x), stddev(x), stddev_pop(x), var_samp(x) FILTER (WHERE x > 1e9 + 50) \
-                   FROM t GROUP BY g";
-        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).build().unwrap();
-        let batches = runtime.block_on(async { ctx.sql(sql).await?.collect().await }).unwrap();
+        let columns: Vec<(Field, ArrayRef)> = vec![
+            (Field::new("g", DataType::Int64, false), Arc::new(Int64Array::from_iter_values(rows.iter().map(|r| r.0)))),
+            (Field::new("x", DataType::Float64, true), Arc::new(Float64Array::from_iter(rows.iter().map(|r| r.1)))),
+        ];
+        let batches = grouped(
+            columns,
+            "SELECT g, var(x), var_pop(x), stddev(x), stddev_pop(x), var_samp(x) FILTER (WHERE x > 1e9 + 50) \
+             FROM t GROUP BY g",
+        );
         let mut checked = 0;
         for batch in &batches {
             let g = batch.column(0).as_primitive::<arrow_array::types::Int64Type>();
@@ -433,11 +450,7 @@ mod tests {
     /// whose x never changes give NULL.
     #[test]
     fn grouped_correlations_equal_hand_pearson() {
-        let mut state = 13u64;
-        let mut next = move |n: u64| {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (state >> 33) % n
-        };
+        let mut next = generator(13);
         let mut rows: Vec<Row> = vec![(7, Some(1.0), 1.0, 2.0)];
         while rows.len() < 1500 {
             let (group, run) = (next(7) as i64, 1 + next(60) as usize);
@@ -447,30 +460,20 @@ mod tests {
                 rows.push((group, (next(10) != 0).then_some(z), z, y));
             }
         }
-        let schema = Arc::new(Schema::new(vec![
-            Field::new("g", DataType::Int64, false),
-            Field::new("x", DataType::Float64, true),
-            Field::new("z", DataType::Float64, false),
-            Field::new("y", DataType::Float64, false),
-        ]));
-        let batch = |rows: &[Row]| {
-            let columns: Vec<ArrayRef> = vec![
-                Arc::new(Int64Array::from_iter_values(rows.iter().map(|r| r.0))),
-                Arc::new(Float64Array::from_iter(rows.iter().map(|r| r.1))),
-                Arc::new(Float64Array::from_iter_values(rows.iter().map(|r| r.2))),
-                Arc::new(Float64Array::from_iter_values(rows.iter().map(|r| r.3))),
-            ];
-            RecordBatch::try_new(schema.clone(), columns).unwrap()
+        let float = |name: &str, values: Vec<f64>| -> (Field, ArrayRef) {
+            (Field::new(name, DataType::Float64, false), Arc::new(Float64Array::from(values)))
         };
-        let partitions = rows.chunks(rows.len() / 3 + 1).map(|p| p.chunks(100).map(batch).collect()).collect();
-        let ctx = SessionContext::new_with_config(SessionConfig::new().with_target_partitions(3).with_batch_size(64));
-        for v in RunStatistic::all() {
-            ctx.register_udaf(AggregateUDF::new_from_impl(v));
-        }
-        ctx.register_table("t", Arc::new(MemTable::try_new(schema.clone(), partitions).unwrap())).unwrap();
-        let sql = "SELECT g, corr(z, y), corr(x, y), corr(z, y) FILTER (WHERE y > 10) FROM t GROUP BY g";
-        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).build().unwrap();
-        let batches = runtime.block_on(async { ctx.sql(sql).await?.collect().await }).unwrap();
+        let columns = vec![
+            (
+                Field::new("g", DataType::Int64, false),
+                Arc::new(Int64Array::from_iter_values(rows.iter().map(|r| r.0))) as ArrayRef,
+            ),
+            (Field::new("x", DataType::Float64, true), Arc::new(Float64Array::from_iter(rows.iter().map(|r| r.1)))),
+            float("z", rows.iter().map(|r| r.2).collect()),
+            float("y", rows.iter().map(|r| r.3).collect()),
+        ];
+        let batches =
+            grouped(columns, "SELECT g, corr(z, y), corr(x, y), corr(z, y) FILTER (WHERE y > 10) FROM t GROUP BY g");
         let pearson = |pairs: &[(f64, f64)]| {
             let n = pairs.len() as f64;
             let (mx, my) = (pairs.iter().map(|p| p.0).sum::<f64>() / n, pairs.iter().map(|p| p.1).sum::<f64>() / n);
