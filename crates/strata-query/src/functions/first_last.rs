@@ -360,10 +360,6 @@ mod tests {
 
     use super::*;
 
-    /// Random rows in groups `g` over `partitions` partitions, an integer and a
-    /// timestamp value beside the float, null values. With `ties`: few distinct
-    /// keys `k` (a timespan) and null keys; without: every key distinct and
-    /// present, so the answer does not depend on which partition's rows come first.
     /// How the test table's keys and groups come.
     #[derive(Clone, Copy)]
     struct Shape {
@@ -377,6 +373,10 @@ mod tests {
         runs: bool,
     }
 
+    /// Random rows in groups `g` over the shape's partitions, an integer and a
+    /// timestamp value beside the float, null values. With ties: few distinct
+    /// keys `k` (a timespan); without: every key distinct, so (without null keys)
+    /// the answer does not depend on which partition's rows come first.
     fn batches(shape: Shape) -> (Arc<Schema>, Vec<Vec<RecordBatch>>) {
         let Shape { partitions, ties, null_keys, runs } = shape;
         let schema = Arc::new(Schema::new(vec![

@@ -306,7 +306,8 @@ where
     fn retract_batch(&mut self, values: &[ArrayRef]) -> Result<()> {
         let (sum, count) = Self::sum_of(values[0].as_primitive::<N>());
         self.sum = self.sum.sub_wrapping(sum);
-        self.count -= count;
+        // Never more than was added; saturating keeps a surprise from panicking.
+        self.count = self.count.saturating_sub(count);
         Ok(())
     }
 
