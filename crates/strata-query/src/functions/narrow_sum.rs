@@ -257,6 +257,12 @@ impl Accumulator for Widened {
     }
 }
 
+/// The sum of `values` in the wide type `W`, each widened as it is added,
+/// wrapping on overflow.
+fn widened_sum<T: Copy + Into<W>, W: ArrowNativeTypeOp>(values: &[T]) -> W {
+    values.iter().fold(W::default(), |sum, &v| sum.add_wrapping(v.into()))
+}
+
 /// The sum of a narrow column `N` in its wide type `W`, for a whole table or a
 /// window frame (values leave the frame by [`Accumulator::retract_batch`]).
 #[derive(Debug)]
@@ -282,10 +288,11 @@ where
     where
         T: ArrowPrimitiveType<Native: Into<W::Native>>,
     {
-        let add = |sum: W::Native, v: &T::Native| sum.add_wrapping((*v).into());
         let sum = match values.nulls().filter(|n| n.null_count() > 0) {
-            None => values.values().iter().fold(W::Native::default(), add),
-            Some(nulls) => nulls.valid_indices().fold(W::Native::default(), |s, i| add(s, &values.values()[i])),
+            None => widened_sum(values.values()),
+            Some(nulls) => {
+                nulls.valid_indices().fold(W::Native::default(), |s, i| s.add_wrapping(values.values()[i].into()))
+            }
         };
         (sum, (values.len() - values.null_count()) as u64)
     }
@@ -371,8 +378,7 @@ where
         };
         if values.null_count() == 0 && filter.is_none() {
             for (group, rows) in group_runs(groups) {
-                let sum = values.values()[rows].iter().fold(W::Native::default(), |s, &v| s.add_wrapping(v.into()));
-                self.sums[group] = self.sums[group].add_wrapping(sum);
+                self.sums[group] = self.sums[group].add_wrapping(widened_sum(&values.values()[rows]));
                 self.seen[group] = true;
             }
         } else {

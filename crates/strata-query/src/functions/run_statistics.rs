@@ -298,13 +298,14 @@ impl GroupsAccumulator for RunCorrelationGroups {
         total_num_groups: usize,
     ) -> Result<()> {
         let (x, y) = (values[0].as_primitive::<Float64Type>(), values[1].as_primitive::<Float64Type>());
-        let runs = group_runs(group_indices).count();
-        if x.null_count() > 0 || y.null_count() > 0 || opt_filter.is_some() || runs * SHORT_RUN > group_indices.len() {
+        let plain = x.null_count() == 0 && y.null_count() == 0 && opt_filter.is_none();
+        let runs: Vec<_> = if plain { group_runs(group_indices).collect() } else { Vec::new() };
+        if !plain || runs.len() * SHORT_RUN > group_indices.len() {
             return self.0.update_batch(values, group_indices, opt_filter, total_num_groups);
         }
-        let (mut groups, mut counts) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
-        let mut sums: [Vec<f64>; 5] = std::array::from_fn(|_| Vec::with_capacity(runs));
-        for (group, rows) in group_runs(group_indices) {
+        let (mut groups, mut counts) = (Vec::with_capacity(runs.len()), Vec::with_capacity(runs.len()));
+        let mut sums: [Vec<f64>; 5] = std::array::from_fn(|_| Vec::with_capacity(runs.len()));
+        for (group, rows) in runs {
             groups.push(group);
             counts.push(rows.len() as u64);
             let run = correlation_sums(&x.values()[rows.clone()], &y.values()[rows]);
