@@ -11,17 +11,18 @@
 //! strings always get equal codes.
 //!
 //! Two such keys (`GROUP BY sym, ex`) are packed into one `UInt64` ([`PAIR`]),
-//! unpacked ([`HALF`]) above the aggregate. Under GROUP BY, `count(DISTINCT sym)`
+//! unpacked ([`HALF`]) above the aggregate; one such key and an integer, date, time
+//! or timestamp (`GROUP BY sym, bar`) into one `Decimal128`. Under GROUP BY, `count(DISTINCT sym)`
 //! counts distinct codes the same way.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use arrow_array::cast::AsArray;
-use arrow_array::types::{UInt32Type, UInt64Type};
-use arrow_array::{Array, ArrayRef, StringArray, UInt32Array, UInt64Array, make_array};
+use arrow_array::types::{Decimal128Type, Int64Type, UInt32Type, UInt64Type};
+use arrow_array::{Array, ArrayRef, Decimal128Array, Int64Array, StringArray, UInt32Array, UInt64Array, make_array};
 use arrow_schema::DataType;
-use datafusion::arrow::compute::cast;
+use datafusion::arrow::compute::{can_cast_types, cast};
 use datafusion::common::tree_node::Transformed;
 use datafusion::common::{DFSchema, Result, exec_err};
 use datafusion::logical_expr::expr::ScalarFunction;
@@ -275,17 +276,20 @@ impl OptimizerRule for DictionaryGroups {
         if decoders.iter().all(Option::is_none) && !counts_coded {
             return Ok(Transformed::no(LogicalPlan::Aggregate(aggregate)));
         }
-        // Two symbol-like keys (`GROUP BY sym, ex`) group as one packed integer:
-        // DataFusion groups one primitive column in a plain hash table, several
-        // columns through a slower general one.
-        let paired = keys.len() == 2 && decoders.iter().all(Option::is_some);
-        let group = if paired {
-            vec![call(PairedCodes::udf(None), keys).alias(PAIR)]
-        } else {
-            keys.into_iter()
+        // Two keys of which one is symbol-like (`GROUP BY sym, ex`, `GROUP BY sym,
+        // bar`) group as one packed integer: DataFusion groups one primitive column
+        // in a plain hash table, several columns through a slower general one.
+        let packing = packing_of(&aggregate.group_expr, &decoders, &schema)?;
+        let group = match &packing {
+            Some((packing, code_at)) => {
+                let (code, other) = (keys[*code_at].clone(), keys[1 - code_at].clone());
+                vec![call(PackedKeys::udf(packing.clone(), None), vec![code, other]).alias(PAIR)]
+            }
+            None => keys
+                .into_iter()
                 .enumerate()
                 .map(|(i, key)| if decoders[i].is_some() { key.alias(format!("{CODES}_{i}")) } else { key })
-                .collect()
+                .collect(),
         };
         let coded = Aggregate::try_new(aggregate.input.clone(), group, aggregates)?;
         let column = |i: usize| {
@@ -299,12 +303,17 @@ impl OptimizerRule for DictionaryGroups {
             .iter()
             .enumerate()
             .map(|(i, (q, f))| {
-                let value = match decoders.get(i) {
-                    Some(Some(decode)) if paired => {
-                        call(decode.clone(), vec![call(PairedCodes::udf(Some(i)), vec![column(0)])])
+                let key = match &packing {
+                    Some((packing, code_at)) if i < 2 => {
+                        let part = usize::from(i != *code_at);
+                        call(PackedKeys::udf(packing.clone(), Some(part)), vec![column(0)])
                     }
-                    Some(Some(decode)) => call(decode.clone(), vec![column(i)]),
-                    _ => column(if paired { i - 1 } else { i }),
+                    Some(_) => column(i - 1),
+                    None => column(i),
+                };
+                let value = match decoders.get(i) {
+                    Some(Some(decode)) => call(decode.clone(), vec![key]),
+                    _ => key,
                 };
                 value.alias_qualified(q.cloned(), f.name())
             })
@@ -320,27 +329,117 @@ fn call(function: ScalarUDF, args: Vec<Expr>) -> Expr {
     Expr::ScalarFunction(ScalarFunction::new_udf(Arc::new(function), args))
 }
 
+/// How [`PAIR`] packs two grouping keys, the first always a column of codes.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Packing {
+    /// Two columns of codes in one `UInt64`, the first in the high half.
+    Codes,
+    /// Codes and a column of `value`, an integer, date, time, timestamp or duration
+    /// of at most 64 bits, in one `Decimal128`: the value's 64 bits (as an `Int64`)
+    /// in the low half, the code above them, and bit [`VALUE_NULL`] set for a null
+    /// value.
+    CodeAndValue { value: DataType },
+}
+
+/// The packed key type of a [`Packing::CodeAndValue`]; DataFusion groups it in its
+/// plain hash table of primitives.
+const CODE_AND_VALUE: DataType = DataType::Decimal128(38, 0);
+
 /// The code a packed pair holds for a null: no codebook reaches it (it would hold
 /// 2^32 - 1 strings; an Arrow string array holds fewer than 2^31).
 const NULL_CODE: u32 = u32::MAX;
 
-/// [`PAIR`] (`part` None): two columns of codes as one `UInt64`, the first in the
-/// high half, a null as [`NULL_CODE`]; or [`HALF`] (`part` Some(0) or Some(1)): the
-/// codes of that half, nulls back.
+/// The bit of a [`Packing::CodeAndValue`] key marking a null value (above the code).
+const VALUE_NULL: i128 = 1 << 96;
+
+/// How to pack the two keys of `GROUP BY a, b`, and which of them is coded: both
+/// coded, or one coded and the other a type that is an integer of at most 64 bits
+/// underneath. `None` for other groupings.
+fn packing_of(keys: &[Expr], decoders: &[Option<ScalarUDF>], schema: &DFSchema) -> Result<Option<(Packing, usize)>> {
+    let ([Some(_), Some(_)] | [Some(_), None] | [None, Some(_)]) = decoders else { return Ok(None) };
+    let code_at = if decoders[0].is_some() { 0 } else { 1 };
+    if decoders[1 - code_at].is_some() {
+        return Ok(Some((Packing::Codes, 0)));
+    }
+    let value = keys[1 - code_at].get_type(schema)?;
+    let integer_underneath = matches!(
+        value,
+        DataType::Int8
+            | DataType::Int16
+            | DataType::Int32
+            | DataType::Int64
+            | DataType::UInt8
+            | DataType::UInt16
+            | DataType::UInt32
+            | DataType::Date32
+            | DataType::Date64
+            | DataType::Time32(_)
+            | DataType::Time64(_)
+            | DataType::Timestamp(_, _)
+            | DataType::Duration(_)
+    );
+    let round_trips = can_cast_types(&value, &DataType::Int64) && can_cast_types(&DataType::Int64, &value);
+    Ok((integer_underneath && round_trips).then_some((Packing::CodeAndValue { value }, code_at)))
+}
+
+/// [`PAIR`] (`part` None): two grouping keys packed into one (see [`Packing`]); or
+/// [`HALF`] (`part` Some(0) or Some(1)): the codes, or the second key, taken back
+/// out, nulls back.
 #[derive(Debug, PartialEq, Eq, Hash)]
-struct PairedCodes {
+struct PackedKeys {
+    packing: Packing,
     part: Option<usize>,
     signature: Signature,
 }
 
-impl PairedCodes {
-    fn udf(part: Option<usize>) -> ScalarUDF {
+impl PackedKeys {
+    fn udf(packing: Packing, part: Option<usize>) -> ScalarUDF {
         let arguments = if part.is_some() { 1 } else { 2 };
-        ScalarUDF::new_from_impl(PairedCodes { part, signature: Signature::any(arguments, Volatility::Immutable) })
+        let signature = Signature::any(arguments, Volatility::Immutable);
+        ScalarUDF::new_from_impl(PackedKeys { packing, part, signature })
     }
 }
 
-impl ScalarUDFImpl for PairedCodes {
+/// A column of codes with nulls as [`NULL_CODE`].
+fn codes_or_null_code(codes: &UInt32Array) -> impl Iterator<Item = u32> + '_ {
+    (0..codes.len()).map(|row| if codes.is_valid(row) { codes.value(row) } else { NULL_CODE })
+}
+
+/// Two columns of codes as one `UInt64` key.
+fn pack_codes(high: &UInt32Array, low: &UInt32Array) -> UInt64Array {
+    let packed: Vec<u64> = if high.null_count() == 0 && low.null_count() == 0 {
+        high.values().iter().zip(low.values()).map(|(&h, &l)| (u64::from(h) << 32) | u64::from(l)).collect()
+    } else {
+        codes_or_null_code(high)
+            .zip(codes_or_null_code(low))
+            .map(|(h, l)| (u64::from(h) << 32) | u64::from(l))
+            .collect()
+    };
+    UInt64Array::from(packed)
+}
+
+/// Codes and a column of values as one `Decimal128` key ([`Packing::CodeAndValue`]).
+fn pack_code_and_value(codes: &UInt32Array, values: &ArrayRef) -> Result<ArrayRef> {
+    let values = cast(values, &DataType::Int64)?;
+    let values = values.as_primitive::<Int64Type>();
+    let key = |code: u32, bits: i128| (i128::from(code) << 64) | bits;
+    let packed: Vec<i128> = if codes.null_count() == 0 && values.null_count() == 0 {
+        codes.values().iter().zip(values.values()).map(|(&c, &v)| key(c, i128::from(v as u64))).collect()
+    } else {
+        codes_or_null_code(codes)
+            .zip(values.iter())
+            .map(|(c, v)| key(c, v.map_or(VALUE_NULL, |v| i128::from(v as u64))))
+            .collect()
+    };
+    Ok(Arc::new(Decimal128Array::from(packed).with_data_type(CODE_AND_VALUE)))
+}
+
+/// A column of codes taken out of packed keys, [`NULL_CODE`] back to null.
+fn unpack_codes(codes: impl Iterator<Item = u32>) -> ArrayRef {
+    Arc::new(codes.map(|c| (c != NULL_CODE).then_some(c)).collect::<UInt32Array>())
+}
+
+impl ScalarUDFImpl for PackedKeys {
     fn name(&self) -> &str {
         if self.part.is_some() { HALF } else { PAIR }
     }
@@ -350,26 +449,34 @@ impl ScalarUDFImpl for PairedCodes {
     }
 
     fn return_type(&self, _args: &[DataType]) -> Result<DataType> {
-        Ok(if self.part.is_some() { DataType::UInt32 } else { DataType::UInt64 })
+        Ok(match (&self.packing, self.part) {
+            (Packing::Codes, None) => DataType::UInt64,
+            (Packing::CodeAndValue { .. }, None) => CODE_AND_VALUE,
+            (Packing::CodeAndValue { value }, Some(1)) => value.clone(),
+            (_, Some(_)) => DataType::UInt32,
+        })
     }
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
         let arrays = ColumnarValue::values_to_arrays(&args.args)?;
-        Ok(ColumnarValue::Array(match (self.part, arrays.as_slice()) {
-            (None, [high, low]) => {
-                let code = |a: &UInt32Array, row: usize| if a.is_valid(row) { a.value(row) } else { NULL_CODE };
-                let (high, low) = (high.as_primitive::<UInt32Type>(), low.as_primitive::<UInt32Type>());
-                let packed: Vec<u64> = if high.null_count() == 0 && low.null_count() == 0 {
-                    high.values().iter().zip(low.values()).map(|(&h, &l)| (u64::from(h) << 32) | u64::from(l)).collect()
-                } else {
-                    (0..high.len()).map(|row| (u64::from(code(high, row)) << 32) | u64::from(code(low, row))).collect()
-                };
-                Arc::new(UInt64Array::from(packed))
+        Ok(ColumnarValue::Array(match (&self.packing, self.part, arrays.as_slice()) {
+            (Packing::Codes, None, [high, low]) => {
+                Arc::new(pack_codes(high.as_primitive::<UInt32Type>(), low.as_primitive::<UInt32Type>()))
             }
-            (Some(part), [packed]) => {
+            (Packing::CodeAndValue { .. }, None, [codes, values]) => {
+                pack_code_and_value(codes.as_primitive::<UInt32Type>(), values)?
+            }
+            (Packing::Codes, Some(part), [packed]) => {
                 let shift = if part == 0 { 32 } else { 0 };
-                let codes = packed.as_primitive::<UInt64Type>().values().iter().map(|&p| (p >> shift) as u32);
-                Arc::new(codes.map(|c| (c != NULL_CODE).then_some(c)).collect::<UInt32Array>())
+                unpack_codes(packed.as_primitive::<UInt64Type>().values().iter().map(|&p| (p >> shift) as u32))
+            }
+            (Packing::CodeAndValue { .. }, Some(0), [packed]) => {
+                unpack_codes(packed.as_primitive::<Decimal128Type>().values().iter().map(|&p| (p >> 64) as u32))
+            }
+            (Packing::CodeAndValue { value }, Some(_), [packed]) => {
+                let packed = packed.as_primitive::<Decimal128Type>().values().iter();
+                let bits: Int64Array = packed.map(|&p| ((p & VALUE_NULL) == 0).then_some(p as u64 as i64)).collect();
+                cast(&bits, value)?
             }
             _ => return exec_err!("{}: wrong arguments", self.name()),
         }))
@@ -481,5 +588,52 @@ mod tests {
         let too_big: ArrayRef = Arc::new(UInt32Array::from(vec![299]));
         let err = book.decode(&too_big, &to).unwrap_err().to_string();
         assert!(err.contains("more distinct values"), "{err}");
+    }
+
+    #[test]
+    fn codes_and_values_pack_into_one_key_and_come_back_out_with_their_nulls() {
+        let codes = UInt32Array::from(vec![Some(0), Some(7), None, Some(u32::MAX - 1), None, Some(7)]);
+        let timestamps = DataType::Timestamp(arrow_schema::TimeUnit::Nanosecond, Some("UTC".into()));
+        let int64 = arrow_array::Int64Array::from(vec![Some(i64::MIN), Some(-1), Some(5), None, None, Some(i64::MAX)]);
+        let as_type = |t: &DataType| cast(&(Arc::new(int64.clone()) as ArrayRef), t).unwrap();
+        for value in [DataType::Int64, timestamps, DataType::Duration(arrow_schema::TimeUnit::Nanosecond)] {
+            round_trip(&codes, &as_type(&value));
+        }
+        let small = arrow_array::Int8Array::from(vec![Some(-128), Some(-1), Some(0), None, Some(127), Some(3)]);
+        let small: ArrayRef = Arc::new(small);
+        round_trip(&codes, &small);
+        round_trip(&codes, &cast(&cast(&small, &DataType::Int32).unwrap(), &DataType::Date32).unwrap());
+    }
+
+    /// Packs `codes` with `values`, checks the keys are distinct where the rows
+    /// are, and takes both back out.
+    fn round_trip(codes: &UInt32Array, values: &ArrayRef) {
+        let packing = Packing::CodeAndValue { value: values.data_type().clone() };
+        let invoke = |part: Option<usize>, args: Vec<ArrayRef>| {
+            let udf = PackedKeys::udf(packing.clone(), part);
+            let arg_fields =
+                args.iter().map(|a| Arc::new(arrow_schema::Field::new("a", a.data_type().clone(), true))).collect();
+            let return_field = Arc::new(arrow_schema::Field::new("r", udf.return_type(&[]).unwrap(), true));
+            let args = ScalarFunctionArgs {
+                args: args.into_iter().map(ColumnarValue::Array).collect(),
+                arg_fields,
+                number_rows: codes.len(),
+                return_field,
+                config_options: Arc::default(),
+            };
+            udf.invoke_with_args(args).unwrap().to_array(codes.len()).unwrap()
+        };
+        let packed = invoke(None, vec![Arc::new(codes.clone()), values.clone()]);
+        assert_eq!(packed.data_type(), &CODE_AND_VALUE);
+        let keys: Vec<i128> = packed.as_primitive::<Decimal128Type>().values().to_vec();
+        for a in 0..keys.len() {
+            for b in 0..keys.len() {
+                let same_row = codes.slice(a, 1) == codes.slice(b, 1)
+                    && values.slice(a, 1).to_data() == values.slice(b, 1).to_data();
+                assert_eq!(keys[a] == keys[b], same_row, "rows {a} and {b} of {:?}", values.data_type());
+            }
+        }
+        assert_eq!(invoke(Some(0), vec![packed.clone()]).as_primitive::<UInt32Type>(), codes);
+        assert_eq!(&invoke(Some(1), vec![packed]), values);
     }
 }

@@ -65,3 +65,71 @@ fn two_symbol_keys_group_as_one_packed_key_with_nulls_kept_apart() {
         .collect();
     assert_eq!(got, want);
 }
+
+/// `(sym, key) -> count` of a result with columns sym, key (any integer-like
+/// type) and n.
+type Counts = BTreeMap<(Option<String>, Option<i64>), i64>;
+
+fn counts_by_sym_and(out: &arrow_array::RecordBatch, key: &str) -> Counts {
+    texts(out, "sym").into_iter().zip(ints(out, key)).zip(ints(out, "n")).map(|(k, n)| (k, n.unwrap())).collect()
+}
+
+#[test]
+fn a_symbol_and_a_time_or_integer_key_group_as_one_packed_key_with_nulls_kept_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let day = DAY.parse::<Date>().unwrap();
+    let q = quotes(&mut Rng(13), 600, 7, day);
+    write(dir.path(), DAY, "quote", &q.table(), &sorted_write("none"));
+    let engine = Engine::open(dir.path()).unwrap();
+    // Rows of a dictionary of their own, with a null in either key and in both,
+    // and a bar before 1970 (a negative value).
+    let extra =
+        [(Some("S1"), None), (None, Some(0)), (None, Some(0)), (None, None), (Some("S2"), Some(-1_000_000_000))];
+    let bucket = 100_000_000i64;
+    let mut want = Counts::new();
+    for (sym, time) in q.sym.iter().zip(&q.time) {
+        *want.entry((Some(sym.clone()), Some(time.div_euclid(bucket) * bucket))).or_default() += 1;
+    }
+    for (sym, ns) in extra {
+        *want.entry((sym.map(String::from), ns)).or_default() += 1;
+    }
+    let values: Vec<String> = extra
+        .iter()
+        .map(|(sym, ns)| {
+            let sym = sym.map_or("NULL".to_string(), |s| format!("'{s}'"));
+            let ns = ns.map_or("NULL".to_string(), |ns| format!("arrow_cast({ns}, 'Timestamp(Nanosecond, None)')"));
+            format!("({sym}, {ns})")
+        })
+        .collect();
+    // The symbol second: the packed key puts the codes first and must give each
+    // column back in its place.
+    let sql = format!(
+        "SELECT sym, bar, count(*) AS n FROM (SELECT sym, time_bucket(INTERVAL '100 milliseconds', time) AS bar \
+         FROM quote UNION ALL SELECT arrow_cast(column1, 'Dictionary(UInt32, Utf8)'), column2 FROM (VALUES {})) \
+         GROUP BY bar, sym",
+        values.join(", ")
+    );
+    let plan = engine.explain(&sql).unwrap();
+    assert!(plan.contains("__strata_group_pair("), "{plan}");
+    let out = one(&engine.sql(&sql).unwrap());
+    assert_eq!(
+        out.schema().field_with_name("bar").unwrap().data_type(),
+        &arrow_schema::DataType::Timestamp(arrow_schema::TimeUnit::Nanosecond, None)
+    );
+    assert_eq!(counts_by_sym_and(&out, "bar"), want);
+
+    // An integer key, negative values included, and a 32-bit date.
+    let mut want = Counts::new();
+    for (sym, size) in q.sym.iter().zip(&q.bsize) {
+        *want.entry((Some(sym.clone()), Some(size - 25))).or_default() += 1;
+    }
+    let out = one(&engine.sql("SELECT sym, bsize - 25 AS k, count(*) AS n FROM quote GROUP BY sym, k").unwrap());
+    assert_eq!(counts_by_sym_and(&out, "k"), want);
+    let out = one(&engine.sql("SELECT sym, date, count(*) AS n FROM quote GROUP BY sym, date").unwrap());
+    assert_eq!(out.schema().field_with_name("date").unwrap().data_type(), &arrow_schema::DataType::Date32);
+    let mut want = Counts::new();
+    for sym in &q.sym {
+        *want.entry((Some(sym.clone()), Some(day.start_nanos().div_euclid(86_400_000_000_000)))).or_default() += 1;
+    }
+    assert_eq!(counts_by_sym_and(&out, "date"), want);
+}
