@@ -11,9 +11,9 @@
 //! strings always get equal codes.
 //!
 //! Two such keys (`GROUP BY sym, ex`) are packed into one `UInt64` ([`PAIR`]),
-//! unpacked ([`HALF`]) above the aggregate; one such key and an integer, date, time
-//! or timestamp (`GROUP BY sym, bar`) into one `Decimal128`. Under GROUP BY, `count(DISTINCT sym)`
-//! counts distinct codes the same way.
+//! unpacked ([`HALF`]) above the aggregate; one such key and an integer, date,
+//! timestamp or duration (`GROUP BY sym, bar`) into one `Decimal128`. Under GROUP
+//! BY, `count(DISTINCT sym)` counts distinct codes the same way.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -334,8 +334,8 @@ fn call(function: ScalarUDF, args: Vec<Expr>) -> Expr {
 enum Packing {
     /// Two columns of codes in one `UInt64`, the first in the high half.
     Codes,
-    /// Codes and a column of `value`, an integer, date, time, timestamp or duration
-    /// of at most 64 bits, in one `Decimal128`: the value's 64 bits (as an `Int64`)
+    /// Codes and a column of `value`, an integer, date, timestamp or duration of at
+    /// most 64 bits, in one `Decimal128`: the value's 64 bits (as an `Int64`)
     /// in the low half, the code above them, and bit [`VALUE_NULL`] set for a null
     /// value.
     CodeAndValue { value: DataType },
@@ -362,22 +362,7 @@ fn packing_of(keys: &[Expr], decoders: &[Option<ScalarUDF>], schema: &DFSchema) 
         return Ok(Some((Packing::Codes, 0)));
     }
     let value = keys[1 - code_at].get_type(schema)?;
-    let integer_underneath = matches!(
-        value,
-        DataType::Int8
-            | DataType::Int16
-            | DataType::Int32
-            | DataType::Int64
-            | DataType::UInt8
-            | DataType::UInt16
-            | DataType::UInt32
-            | DataType::Date32
-            | DataType::Date64
-            | DataType::Time32(_)
-            | DataType::Time64(_)
-            | DataType::Timestamp(_, _)
-            | DataType::Duration(_)
-    );
+    let integer_underneath = crate::rolling::order_as_integers(&value);
     let round_trips = can_cast_types(&value, &DataType::Int64) && can_cast_types(&DataType::Int64, &value);
     Ok((integer_underneath && round_trips).then_some((Packing::CodeAndValue { value }, code_at)))
 }
@@ -592,14 +577,15 @@ mod tests {
 
     #[test]
     fn codes_and_values_pack_into_one_key_and_come_back_out_with_their_nulls() {
-        let codes = UInt32Array::from(vec![Some(0), Some(7), None, Some(u32::MAX - 1), None, Some(7)]);
+        // Rows 1 and 6 are the same key; rows 2 to 4 hold nulls.
+        let codes = UInt32Array::from(vec![Some(0), Some(7), None, Some(u32::MAX - 1), None, Some(7), Some(7)]);
         let timestamps = DataType::Timestamp(arrow_schema::TimeUnit::Nanosecond, Some("UTC".into()));
-        let int64 = arrow_array::Int64Array::from(vec![Some(i64::MIN), Some(-1), Some(5), None, None, Some(i64::MAX)]);
+        let int64 = Int64Array::from(vec![Some(i64::MIN), Some(-1), Some(5), None, None, Some(i64::MAX), Some(-1)]);
         let as_type = |t: &DataType| cast(&(Arc::new(int64.clone()) as ArrayRef), t).unwrap();
         for value in [DataType::Int64, timestamps, DataType::Duration(arrow_schema::TimeUnit::Nanosecond)] {
             round_trip(&codes, &as_type(&value));
         }
-        let small = arrow_array::Int8Array::from(vec![Some(-128), Some(-1), Some(0), None, Some(127), Some(3)]);
+        let small = arrow_array::Int8Array::from(vec![Some(-128), Some(-1), Some(0), None, None, Some(3), Some(-1)]);
         let small: ArrayRef = Arc::new(small);
         round_trip(&codes, &small);
         round_trip(&codes, &cast(&cast(&small, &DataType::Int32).unwrap(), &DataType::Date32).unwrap());

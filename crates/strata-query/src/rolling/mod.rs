@@ -38,6 +38,7 @@ use datafusion::physical_optimizer::PhysicalOptimizerRule;
 use datafusion::physical_plan::windows::BoundedWindowAggExec;
 use datafusion::physical_plan::{ExecutionPlan, ExecutionPlanProperties};
 use exec::RollingWindowExec;
+pub(crate) use frame::order_as_integers;
 
 mod aggregate;
 mod exec;
