@@ -10,12 +10,13 @@ use super::data::*;
 
 /// The reference: for each left row, scan every right row. `right` is in the order
 /// the engine sees it (ties go to the last row for backward, the first for forward).
+/// A null time (`NULL_TIME`) on either side matches nothing.
 fn reference(left: &Rows, right: &Rows, two_keys: bool, op: &str) -> Vec<(i64, Option<i64>)> {
     left.iter()
         .map(|l| {
             let mut best: Option<&(String, u8, i64, i64)> = None;
             for r in right {
-                if r.0 != l.0 || (two_keys && r.1 != l.1) {
+                if r.0 != l.0 || (two_keys && r.1 != l.1) || l.2 == NULL_TIME || r.2 == NULL_TIME {
                     continue;
                 }
                 let ok = match op {
@@ -85,6 +86,35 @@ fn matches_brute_force_on_stored_tables_without_sorting() {
             .explain("SELECT * FROM t ASOF JOIN q ON t.sym = q.sym AND t.ex = q.ex AND t.time >= q.time")
             .unwrap();
         assert!(plan.contains("AsofJoinExec") && !plan.contains("SortExec"), "{plan}");
+    }
+}
+
+/// A stored timestamp of `i64::MIN` is kdb+'s null time.
+const NULL_TIME: i64 = i64::MIN;
+
+#[test]
+fn null_times_on_either_side_match_nothing() {
+    for case in 0..2 {
+        let mut rng = Rng(300 + case as u64);
+        let dir = tempfile::tempdir().unwrap();
+        // About one row in eight of each side has a null time.
+        let mut with_null_times = |rows: Rows| -> Rows {
+            rows.into_iter()
+                .map(|mut r| {
+                    if rng.below(8) == 0 {
+                        r.2 = NULL_TIME;
+                    }
+                    r
+                })
+                .collect()
+        };
+        let left = with_null_times(random_rows(&mut Rng(400 + case as u64), 300, 5, 40, 1));
+        let right = with_null_times(random_rows(&mut Rng(500 + case as u64), 1_500, 5, 40, 1));
+        write(dir.path(), DAY, "t", &rows_table(&left), &sorted_write("none"));
+        write(dir.path(), DAY, "q", &rows_table(&right), &sorted_write("none"));
+        let options = EngineOptions { batch_rows: 61, ..Default::default() };
+        let engine = Engine::open_with(dir.path(), &options).unwrap();
+        check(&engine, &left, &sorted(&right), case);
     }
 }
 

@@ -30,7 +30,7 @@ use datafusion::physical_plan::{
 use futures::{StreamExt, TryStreamExt};
 
 use super::plan::Direction;
-use crate::join::keys::{KeyCoder, KeyGroups, times};
+use crate::join::keys::{KeyCoder, KeyGroups, time_column, times};
 
 /// The as-of join execution plan.
 #[derive(Debug)]
@@ -165,6 +165,33 @@ struct LeftIndex {
 /// A right row picked for a left row: its time, partition, batch and row.
 type Pick = (i64, u32, u32, u32);
 
+/// The number of leading `values` for which `before` holds (it holds for a prefix),
+/// found by doubling steps from the start and then a binary search: a left row's
+/// match is most often a few right rows past the last one's, so this reads a few
+/// values near the start rather than halving the whole run.
+fn gallop(values: &[i64], before: impl Fn(i64) -> bool) -> usize {
+    let mut low = 0;
+    let mut step = 1;
+    while low + step <= values.len() && before(values[low + step - 1]) {
+        low += step;
+        step *= 2;
+    }
+    let high = values.len().min(low + step);
+    low + values[low..high].partition_point(|v| before(*v))
+}
+
+/// What one right partition's pass knows of each left group, while it runs.
+struct GroupState<'a> {
+    /// The right row picked for each left row.
+    picks: &'a mut [Option<Pick>],
+    /// Each group's first left row not yet matched (backward: not yet past).
+    next: &'a mut [usize],
+    /// Each group's last right row so far (backward).
+    last: &'a mut [Option<Pick>],
+    /// Whether the batch being read holds a picked row (or, backward, may).
+    used: bool,
+}
+
 /// What one right partition found.
 struct PartitionPicks {
     picks: Vec<Option<Pick>>,
@@ -231,49 +258,36 @@ impl AsofJoinSpec {
         let mut last: Vec<Option<Pick>> = vec![None; group_count];
         let mut batches = Vec::new();
         let mut stream = self.right.execute(partition, context)?;
-        let p = partition as u32;
         while let Some(batch) = stream.next().await {
             let batch = batch?;
             let keys = evaluate(&self.right_keys, &batch)?;
-            let time = times(&self.right_time.evaluate(&batch)?.into_array(batch.num_rows())?)?;
+            let time = time_column(&self.right_time.evaluate(&batch)?.into_array(batch.num_rows())?)?;
             let codes = keys.iter().map(|k| coder.codes(k, false)).collect::<Result<Vec<_>>>()?;
             let mut finder = index.keys.finder(codes);
-            let (groups, left_times) = (&index.keys.groups, &index.times);
-            let b = batches.len() as u32;
-            let mut used = false;
-            for (row, &t) in time.iter().enumerate() {
-                let Some(g) = finder.group(row) else { continue };
-                let Some(t) = t else { continue };
-                let here = (t, p, b, row as u32);
-                let members = &groups[g];
-                match self.direction {
-                    Direction::Backward => {
-                        // Left rows that cannot take this row take the last one before it.
-                        while next[g] < members.len() {
-                            let lt = left_times[members[next[g]] as usize];
-                            if if self.strict { lt > t } else { lt >= t } {
-                                break;
-                            }
-                            picks[members[next[g]] as usize] = last[g];
-                            next[g] += 1;
+            let mut state = GroupState { picks: &mut picks, next: &mut next, last: &mut last, used: false };
+            let at = (partition as u32, batches.len() as u32);
+            let (rows, times) = (batch.num_rows(), time.values());
+            let mut row = 0;
+            while row < rows {
+                // Rows of one key come together, in time order: merge them with the
+                // key's left rows as one run.
+                let end = finder.key_run_end(row, rows);
+                if let Some(g) = finder.group(row) {
+                    let mut start = row;
+                    while start < end {
+                        let stop = match time.nulls() {
+                            None => end,
+                            Some(nulls) => (start..end).find(|r| nulls.is_null(*r)).unwrap_or(end),
+                        };
+                        if start < stop {
+                            self.merge_run(index, g, &times[start..stop], (at.0, at.1, start as u32), &mut state);
                         }
-                        last[g] = Some(here);
-                        used = true;
-                    }
-                    Direction::Forward => {
-                        while next[g] < members.len() {
-                            let lt = left_times[members[next[g]] as usize];
-                            if if self.strict { lt >= t } else { lt > t } {
-                                break;
-                            }
-                            picks[members[next[g]] as usize] = Some(here);
-                            used = true;
-                            next[g] += 1;
-                        }
+                        start = stop + 1;
                     }
                 }
+                row = end;
             }
-            if used {
+            if state.used {
                 reservation.try_grow(batch.get_array_memory_size())?;
                 batches.push(batch);
             } else {
@@ -289,6 +303,42 @@ impl AsofJoinSpec {
             }
         }
         Ok(PartitionPicks { picks, batches })
+    }
+
+    /// Merges `times`, the times of a run of right rows of group `g` in time order
+    /// starting at `first` (partition, batch, row), with the group's left rows not
+    /// yet matched. Each left row is matched as a row-by-row pass would match it:
+    /// backward, to the run's last row at or before it (strictly before, when
+    /// strict), or the group's last row before the run when the run has none;
+    /// forward, to the run's first row at or after it. A left row after every row
+    /// of the run (backward) or after the run (forward) waits for later runs.
+    fn merge_run(&self, index: &LeftIndex, g: usize, times: &[i64], first: (u32, u32, u32), state: &mut GroupState) {
+        let members = &index.keys.groups[g];
+        let pick = |at: usize| (times[at], first.0, first.1, first.2 + at as u32);
+        // Whether a right row at or before the left time counts as before it.
+        let inclusive =
+            matches!((self.direction, self.strict), (Direction::Backward, false) | (Direction::Forward, true));
+        let mut from = 0;
+        while state.next[g] < members.len() {
+            let member = members[state.next[g]] as usize;
+            let lt = index.times[member];
+            let at = from + gallop(&times[from..], |t| t < lt || (inclusive && t == lt));
+            if at == times.len() {
+                break;
+            }
+            state.picks[member] = match self.direction {
+                Direction::Backward if at == 0 => state.last[g],
+                Direction::Backward => Some(pick(at - 1)),
+                Direction::Forward => Some(pick(at)),
+            };
+            state.used |= self.direction == Direction::Forward;
+            state.next[g] += 1;
+            from = at;
+        }
+        if self.direction == Direction::Backward {
+            state.last[g] = Some(pick(times.len() - 1));
+            state.used = true;
+        }
     }
 
     fn output(&self, index: &LeftIndex, rows: usize, results: Vec<PartitionPicks>) -> Result<Vec<RecordBatch>> {
