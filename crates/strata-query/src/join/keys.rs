@@ -218,8 +218,9 @@ impl GroupFinder<'_> {
     /// The end of the run of rows from `row` on that have all of `row`'s key codes
     /// (so its group), at most `end`.
     pub fn key_run_end(&self, row: usize, end: usize) -> usize {
-        // Each column searched only as far as the columns before it agree, so a
-        // short run of the last column never scans the long run of the first.
+        // The last column first, then each earlier one only as far as the later
+        // ones agree: a short run of the last column never scans the long run of
+        // the first.
         self.codes.iter().rev().fold(end, |end, codes| {
             let code = codes[row];
             codes[row + 1..end].iter().position(|c| *c != code).map_or(end, |at| row + 1 + at)
