@@ -3,10 +3,11 @@
 //! The left side (trades) is collected and its rows grouped by key, each group in
 //! time order. The right side (quotes) streams past, each partition on its own task,
 //! in the order its input declares: the key columns the input is sorted by, then
-//! time. Within a partition the rows of any key therefore arrive in time order, and
-//! one pass merges them with the left rows of that key: no sort, no copy of the
-//! right side, and right rows whose key no left row has are skipped after one
-//! integer lookup. Partitions' picks are combined by time (then input order).
+//! time. Within a partition the rows of any key therefore arrive in time order, in
+//! runs of consecutive rows, and one pass merges each run with the left rows of its
+//! key by a galloping search of the run's times: no sort, no copy of the right
+//! side, and right rows whose key no left row has are skipped after one integer
+//! lookup per run. Partitions' picks are combined by time (then input order).
 
 use std::fmt;
 use std::sync::Arc;
@@ -30,7 +31,7 @@ use datafusion::physical_plan::{
 use futures::{StreamExt, TryStreamExt};
 
 use super::plan::Direction;
-use crate::join::keys::{KeyCoder, KeyGroups, time_column, times};
+use crate::join::keys::{KeyCoder, KeyGroups, time_column};
 
 /// The as-of join execution plan.
 #[derive(Debug)]
@@ -234,9 +235,10 @@ impl AsofJoinSpec {
         let mut coder = KeyCoder::default();
         let keys = evaluate(&self.left_keys, &batch)?;
         let codes = keys.iter().map(|k| coder.codes(k, true)).collect::<Result<Vec<_>>>()?;
-        let time = times(&self.left_time.evaluate(&batch)?.into_array(batch.num_rows())?)?;
-        let mut keys = KeyGroups::new(&codes, batch.num_rows(), |row| time[row].is_none());
-        let times: Vec<i64> = time.iter().map(|t| t.unwrap_or(i64::MIN)).collect();
+        let time = time_column(&self.left_time.evaluate(&batch)?.into_array(batch.num_rows())?)?;
+        // Rows with a null time join nothing, so their value is never read.
+        let mut keys = KeyGroups::new(&codes, batch.num_rows(), |row| time.is_null(row));
+        let times = time.values().to_vec();
         for rows in &mut keys.groups {
             rows.sort_by_key(|r| times[*r as usize]);
         }
