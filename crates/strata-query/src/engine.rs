@@ -31,6 +31,7 @@ use crate::join::sql::{ASOF_MARKER, WINDOW_MARKER, blank_time_joins, mark_time_j
 use crate::join::window::plan::WindowRule;
 use crate::memory::MemoryTable;
 use crate::rolling::RollingWindows;
+use crate::run_aggregate::RunAggregates;
 use crate::table::{ReadInOrder, ScanCounters, ScanStats, StrataTable};
 use crate::window_top_k::WindowTopK;
 
@@ -167,7 +168,10 @@ pub struct Engine {
 /// [`RollingWindows`] (windows over the stored order), both before the rules that
 /// add the sorts and repartitions a window needs, so those serve the new operators;
 /// and [`ReadInOrder`] (a sorted table read in order rather than its partitions
-/// merged) last before the final check, once every merge is in place.
+/// merged), [`CountRows`] and [`RunAggregates`] (hash aggregates on one integer
+/// key grouping runs of equal keys without a lookup each) last before the final
+/// check, once every merge is in place and DataFusion's rules have seen its
+/// aggregates.
 fn physical_rules() -> Vec<Arc<dyn PhysicalOptimizerRule + Send + Sync>> {
     let mut rules: Vec<Arc<dyn PhysicalOptimizerRule + Send + Sync>> = Vec::new();
     for rule in PhysicalOptimizer::new().rules {
@@ -179,6 +183,7 @@ fn physical_rules() -> Vec<Arc<dyn PhysicalOptimizerRule + Send + Sync>> {
             FINAL_CHECK => {
                 rules.push(Arc::new(ReadInOrder));
                 rules.push(Arc::new(CountRows));
+                rules.push(Arc::new(RunAggregates));
                 rules.push(rule);
             }
             _ => rules.push(rule),

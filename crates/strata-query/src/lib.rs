@@ -30,6 +30,7 @@ pub mod memory;
 mod one_partition;
 pub mod output;
 mod rolling;
+mod run_aggregate;
 mod runs;
 pub mod table;
 mod window_top_k;
