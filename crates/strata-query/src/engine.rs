@@ -195,6 +195,10 @@ fn physical_rules() -> Vec<Arc<dyn PhysicalOptimizerRule + Send + Sync>> {
 /// DataFusion's last physical rule, which checks the plan's requirements.
 const FINAL_CHECK: &str = "SanityCheckPlan";
 
+/// Bytes of a partition's rows up to which a sort concatenates them and sorts
+/// once (see [`Engine::new`]).
+const SORT_IN_PLACE_BYTES: usize = 8 << 20;
+
 impl Engine {
     /// An engine with no database: register in-memory tables to query.
     pub fn new(options: &EngineOptions) -> Result<Engine> {
@@ -210,6 +214,11 @@ impl Engine {
         // The first rows of every group from a heap per group, not a sort of all rows
         // (see `window_top_k` and `physical_rules`).
         config.options_mut().optimizer.enable_window_topn = true;
+        // A sort of up to 8 MiB a partition concatenates its batches and sorts
+        // them once, rather than sorting each batch and merging them (DataFusion's
+        // default stops at 1 MiB): a day's 241k trades in time order, 241k
+        // rows and about 3 MiB a partition, went from 22.6 to 17.8 ms.
+        config.options_mut().execution.sort_in_place_threshold_bytes = SORT_IN_PLACE_BYTES;
         let mut runtime_env = RuntimeEnvBuilder::new();
         if let Some(limit) = options.memory_limit {
             // A limit is a limit: no spilling to temporary files past it.
