@@ -146,9 +146,11 @@ impl ExecutionPlan for RunAggregateExec {
 
     fn with_new_children(self: Arc<Self>, children: Vec<Arc<dyn ExecutionPlan>>) -> Result<Arc<dyn ExecutionPlan>> {
         let aggregate = replace_children_if_necessary(Arc::clone(&self.aggregate), children)?;
-        let run = RunAggregateExec::try_new(aggregate)
-            .ok_or_else(|| internal_datafusion_err!("RunAggregateExec: new input changed the aggregate"))?;
-        Ok(Arc::new(run))
+        // An input that changed what the aggregate is gets DataFusion's own.
+        Ok(match RunAggregateExec::try_new(Arc::clone(&aggregate)) {
+            Some(run) => Arc::new(run),
+            None => aggregate,
+        })
     }
 
     fn metrics(&self) -> Option<MetricsSet> {
