@@ -169,7 +169,7 @@ pub struct Engine {
 /// add the sorts and repartitions a window needs, so those serve the new operators;
 /// and [`ReadInOrder`] (a sorted table read in order rather than its partitions
 /// merged), [`CountRows`] and [`RunAggregates`] (hash aggregates on one integer
-/// key grouping runs of equal keys without a lookup each) last before the final
+/// key looking up each run of equal keys once) last before the final
 /// check, once every merge is in place and DataFusion's rules have seen its
 /// aggregates.
 fn physical_rules() -> Vec<Arc<dyn PhysicalOptimizerRule + Send + Sync>> {
