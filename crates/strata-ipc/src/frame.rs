@@ -16,7 +16,7 @@ use std::io::{ErrorKind, Read};
 use strata_codec::qipc;
 
 use crate::decode::decode;
-use crate::encode::encode;
+use crate::encode::{encode, encoded_len};
 use crate::error::IpcError;
 use crate::value::K;
 
@@ -86,7 +86,7 @@ impl Header {
 /// not on this host), a message over [`COMPRESSION_THRESHOLD`] bytes is sent
 /// IPC-compressed when that at least halves it, as kdb+ does.
 pub fn encode_message(kind: MessageKind, value: &K, compress: bool) -> Vec<u8> {
-    let mut out = Vec::with_capacity(64);
+    let mut out = Vec::with_capacity(HEADER_LEN + encoded_len(value));
     out.extend_from_slice(&[1, kind as u8, 0, 0, 0, 0, 0, 0]);
     encode(value, &mut out);
     finish_message(out, compress)

@@ -39,7 +39,7 @@ pub mod view;
 
 pub use connection::Connection;
 pub use decode::{MAX_DEPTH, decode};
-pub use encode::{encode, to_bytes};
+pub use encode::{encode, encoded_len, to_bytes};
 pub use error::IpcError;
 pub use frame::{
     DEFAULT_MAX_MESSAGE, HEADER_LEN, Header, MessageKind, decode_body, encode_message, read_frame, read_message,

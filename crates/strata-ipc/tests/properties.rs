@@ -4,7 +4,9 @@
 use proptest::prelude::*;
 use strata_ipc::frame::{compress_message, decode_body};
 use strata_ipc::view::{to_value, view};
-use strata_ipc::{Atom, Header, K, MessageKind, Table, Vector, decode, encode_message, read_message, to_bytes};
+use strata_ipc::{
+    Atom, Header, K, MessageKind, Table, Vector, decode, encode_message, encoded_len, read_message, to_bytes,
+};
 
 fn symbol() -> impl Strategy<Value = String> {
     "[a-zA-Z0-9_.]{0,8}"
@@ -97,6 +99,7 @@ proptest! {
     #[test]
     fn values_round_trip(v in value()) {
         let bytes = to_bytes(&v);
+        prop_assert_eq!(bytes.len(), encoded_len(&v), "the size reserved is the size written");
         prop_assert_eq!(decode(&bytes, false).unwrap(), v);
     }
 
