@@ -13,7 +13,7 @@ use datafusion::execution::TaskContext;
 use datafusion::execution::memory_pool::{MemoryConsumer, MemoryReservation};
 use datafusion::physical_expr::{Distribution, LexOrdering, OrderingRequirements, PhysicalExpr};
 use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType, replace_children_if_necessary};
-use datafusion::physical_plan::metrics::{BaselineMetrics, ExecutionPlanMetricsSet, MetricsSet};
+use datafusion::physical_plan::metrics::{BaselineMetrics, ExecutionPlanMetricsSet, MetricsSet, RecordOutput};
 use datafusion::physical_plan::windows::BoundedWindowAggExec;
 use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, ExecutionPlan, ExecutionPlanProperties, Partitioning, PlanProperties,
@@ -300,8 +300,7 @@ impl Rolling {
             columns.push(function.finish()?);
         }
         let computed = RecordBatch::try_new(Arc::clone(&self.schema), columns)?;
-        self.baseline.record_output(computed.num_rows());
-        Ok(Some(computed))
+        Ok(Some(computed.record_output(&self.baseline)))
     }
 
     /// Whether the first row of `keys` has the keys of the last row computed.

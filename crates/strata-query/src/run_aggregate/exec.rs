@@ -17,7 +17,7 @@ use datafusion::physical_plan::aggregates::{
     AggregateExec, AggregateInputMode, AggregateOutputMode, aggregate_expressions,
 };
 use datafusion::physical_plan::execution_plan::replace_children_if_necessary;
-use datafusion::physical_plan::metrics::{BaselineMetrics, ExecutionPlanMetricsSet, MetricsSet};
+use datafusion::physical_plan::metrics::{BaselineMetrics, ExecutionPlanMetricsSet, MetricsSet, RecordOutput};
 use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, ExecutionPlan, InputDistributionRequirements, InputOrderMode, PlanProperties,
     SendableRecordBatchStream,
@@ -225,8 +225,7 @@ impl RunAggregate {
         }
         let batch = RecordBatch::try_new(Arc::clone(&self.schema), columns)?;
         self.reservation.resize(self.bytes());
-        self.baseline.record_output(batch.num_rows());
-        Ok(batch)
+        Ok(batch.record_output(&self.baseline))
     }
 }
 

@@ -193,6 +193,11 @@ mod tests {
                 states.iter().map(|b| b.column(1).as_primitive::<Int64Type>().iter().flatten().sum::<i64>()).sum();
             assert!(keys > 3 * 15, "states given out early repeat keys: {keys}");
             assert_eq!(counted, 900);
+            // EXPLAIN ANALYZE's figures: what went out, as DataFusion's operators count it.
+            let metrics = partial.metrics().unwrap();
+            let sum = |name: &str| metrics.sum(|m| m.value().name() == name).map_or(0, |v| v.as_usize());
+            assert_eq!((sum("output_rows"), sum("output_batches")), (keys, states.len()), "{metrics}");
+            assert!(sum("output_bytes") >= keys * size_of::<i64>(), "{metrics}");
         });
     }
 }

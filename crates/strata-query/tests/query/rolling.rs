@@ -437,3 +437,23 @@ fn windows_it_does_not_compute_stay_with_datafusion() {
 fn rows_of(engine: &Engine, sql: &str) -> usize {
     rows(&engine.sql(sql).unwrap_or_else(|e| panic!("{sql}: {e}")))
 }
+
+/// `EXPLAIN ANALYZE` counts what the rolling operator gave out, rows, batches
+/// and bytes, as DataFusion's operators do (batches and bytes read 0 before).
+#[test]
+fn explain_analyze_counts_the_rolling_output() {
+    let rows = random(&mut Rng(331), 200, Times::Unique);
+    let dir = tempfile::tempdir().unwrap();
+    let engine = stored_engine(&dir, &rows, ColumnType::Timespan);
+    let sql = format!("EXPLAIN ANALYZE SELECT id, sum(n) OVER ({OVER}) AS s FROM t");
+    let out = one(&engine.sql(&sql).unwrap());
+    let plan = texts(&out, "plan").into_iter().flatten().collect::<Vec<_>>().join("\n");
+    let line = plan.lines().find(|l| l.contains("RollingWindowExec")).unwrap_or_else(|| panic!("{plan}"));
+    let metric = |name: &str| -> f64 {
+        let (_, after) = line.split_once(&format!("{name}=")).unwrap_or_else(|| panic!("no {name}: {line}"));
+        after.split([',', ' ', ']']).next().unwrap().parse().unwrap_or_else(|e| panic!("{name}: {e}: {line}"))
+    };
+    assert_eq!(metric("output_rows"), 200.0, "{line}");
+    assert!(metric("output_batches") >= (200 / 7) as f64, "7-row batches: {line}");
+    assert!(metric("output_bytes") > 0.0, "{line}");
+}
