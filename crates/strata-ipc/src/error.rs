@@ -31,6 +31,17 @@ pub enum IpcError {
     /// A value that has no counterpart on the other side of a conversion.
     #[error("{0}")]
     Convert(String),
+    /// A value too large for one message (protocol v3 counts bytes in 32 bits).
+    #[error(
+        "the answer is {len} bytes, more than the {max_len} bytes one kdb+ IPC message can carry: \
+         narrow it with WHERE or LIMIT, or aggregate it"
+    )]
+    TooLarge {
+        /// Its bytes, header included.
+        len: usize,
+        /// The most a message holds.
+        max_len: usize,
+    },
 }
 
 impl IpcError {

@@ -28,6 +28,25 @@ pub const COMPRESSION_THRESHOLD: usize = 2000;
 /// process allocate without limit.
 pub const DEFAULT_MAX_MESSAGE: usize = 256 << 20;
 
+/// The most bytes one message holds, header included: protocol v3 counts them in
+/// 32 bits.
+pub const MAX_MESSAGE_LEN: usize = u32::MAX as usize;
+
+/// Checks that `value` fits in one message (see [`MAX_MESSAGE_LEN`]): a value that
+/// does not is an error saying how large it is, to send instead of it, where
+/// [`encode_message`] would panic.
+pub fn fits_one_message(value: &K) -> Result<(), IpcError> {
+    fits_within(value, MAX_MESSAGE_LEN)
+}
+
+fn fits_within(value: &K, max_len: usize) -> Result<(), IpcError> {
+    let len = HEADER_LEN + encoded_len(value);
+    match len <= max_len {
+        true => Ok(()),
+        false => Err(IpcError::TooLarge { len, max_len }),
+    }
+}
+
 /// The three message types.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
@@ -184,5 +203,21 @@ pub fn read_message<R: Read>(reader: &mut R, max_len: usize) -> Result<Option<(H
     match read_frame(reader, &mut buf, max_len)? {
         Some(header) => Ok(Some((header, decode_body(&header, &buf, max_len)?))),
         None => Ok(None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A value past the bound is an error naming both sizes; one at it fits.
+    #[test]
+    fn values_past_one_message_are_an_error() {
+        let value = K::string("abc");
+        let len = HEADER_LEN + encoded_len(&value);
+        assert!(fits_within(&value, len).is_ok());
+        let error = fits_within(&value, len - 1).unwrap_err().to_string();
+        assert!(error.contains(&format!("{len} bytes")) && error.contains("WHERE or LIMIT"), "{error}");
+        assert!(fits_one_message(&value).is_ok());
     }
 }

@@ -19,6 +19,7 @@ use datafusion::sql::sqlparser::ast::Statement as SqlStatement;
 use datafusion::sql::sqlparser::dialect::{Dialect, dialect_from_str};
 use strata_store::Database;
 
+use crate::answer::collect_within_limit;
 use crate::count_rows::CountRows;
 use crate::dialect::{names, pivot, pivot_statement, rename};
 use crate::dictionary_groups::DictionaryGroups;
@@ -38,9 +39,10 @@ use crate::window_top_k::WindowTopK;
 /// How an engine runs queries.
 #[derive(Clone, Debug)]
 pub struct EngineOptions {
-    /// Bytes that sorts, aggregations and joins may hold at once; a query that needs
-    /// more fails with a "resources exhausted" error instead of taking the machine
-    /// (nothing spills to disk).
+    /// Bytes that sorts, aggregations, joins and the answer being gathered may
+    /// hold at once; a query that needs more fails with a "resources exhausted"
+    /// error, or an answer too large, instead of taking the machine (nothing
+    /// spills to disk).
     /// `None`: no limit.
     pub memory_limit: Option<usize>,
     /// Partitions run in parallel (default: the number of cores).
@@ -161,6 +163,7 @@ pub struct Engine {
     db: Option<Database>,
     counters: Arc<ScanCounters>,
     allow_write: bool,
+    memory_limit: Option<usize>,
 }
 
 /// DataFusion's physical optimizer rules with Strata's window operators where its
@@ -252,6 +255,7 @@ impl Engine {
             db: None,
             counters: Arc::new(ScanCounters::default()),
             allow_write: options.allow_write,
+            memory_limit: options.memory_limit,
         })
     }
 
@@ -336,7 +340,7 @@ impl Engine {
     pub async fn sql_async(&self, sql: &str) -> Result<Vec<RecordBatch>> {
         guarded(sql, async {
             let frame = self.dataframe(sql).await?;
-            frame.collect().await.map_err(|e| self.explain_error(e.into()))
+            self.collect(frame).await
         })
         .await
     }
@@ -349,8 +353,7 @@ impl Engine {
         self.runtime.block_on(guarded(sql, async {
             let frame = self.dataframe(sql).await?;
             let schema = Arc::new(frame.schema().as_arrow().clone());
-            let batches = frame.collect().await.map_err(|e| self.explain_error(e.into()))?;
-            Ok((schema, batches))
+            Ok((schema, self.collect(frame).await?))
         }))
     }
 
@@ -369,6 +372,11 @@ impl Engine {
             let plan = frame.create_physical_plan().await.map_err(QueryError::from)?;
             Ok(datafusion::physical_plan::displayable(plan.as_ref()).indent(true).to_string())
         }))
+    }
+
+    /// The rows of `frame`, within the engine's memory limit (see [`crate::answer`]).
+    async fn collect(&self, frame: DataFrame) -> Result<Vec<RecordBatch>> {
+        collect_within_limit(frame, self.memory_limit).await.map_err(|e| self.explain_error(e))
     }
 
     /// Plans one SQL statement, ASOF and WINDOW JOIN included, as a DataFusion data frame.

@@ -23,6 +23,19 @@ pub enum QueryError {
     /// engine's tables (see `EngineOptions::allow_write`).
     #[error("refused: {0}")]
     Refused(String),
+    /// The query's answer outgrew the memory the engine may hold for a query
+    /// (`EngineOptions::memory_limit`): it is refused, not gathered.
+    #[error(
+        "the answer is larger than the {} MiB a query may hold here ({rows} rows gathered when it ran out): \
+         narrow it with WHERE or LIMIT, aggregate it, or raise the query memory limit",
+        limit >> 20
+    )]
+    AnswerTooLarge {
+        /// The engine's memory limit, in bytes.
+        limit: usize,
+        /// The rows gathered before the one batch that did not fit.
+        rows: usize,
+    },
     /// The query hit a bug: something inside the engine panicked. The panic stayed
     /// inside the engine, which goes on serving; the message names the query.
     #[error("query failed on an internal error (a bug, please report it): {message}\n  query: {query}")]

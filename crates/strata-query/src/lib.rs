@@ -16,6 +16,7 @@
 //! - [`functions`]: `wavg`, `wsum`, `xbar`, `time_bucket` and q's names for
 //!   median, standard deviation, correlation, first and last.
 
+mod answer;
 pub mod arrow_view;
 mod batch_stream;
 mod count_rows;

@@ -35,7 +35,7 @@ pub struct SqlArgs {
     /// always hold every row.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_TABLE_ROWS)]
     max_rows: usize,
-    /// Fail queries whose sorts, aggregations and joins need more memory (e.g. 2G).
+    /// Fail queries whose sorts, aggregations, joins and answer need more memory (e.g. 2G).
     #[arg(long)]
     memory_limit: Option<String>,
     /// Also run statements that write or reach files: CREATE [EXTERNAL] TABLE,

@@ -203,7 +203,7 @@ pub struct RdbArgs {
     // How to log in to the tickerplant and HDBs.
     #[command(flatten)]
     login: UserArgs,
-    /// MiB that SQL may hold for sorts, aggregations and joins (0: no limit).
+    /// MiB that SQL may hold for sorts, aggregations, joins and the answer being gathered (0: no limit).
     #[arg(long, default_value_t = 1024)]
     query_memory_mb: usize,
     #[command(flatten)]
@@ -242,7 +242,7 @@ pub struct HdbArgs {
     /// Port to answer queries on.
     #[arg(long, default_value_t = 5012)]
     port: u16,
-    /// MiB that SQL may hold for sorts, aggregations and joins (0: no limit).
+    /// MiB that SQL may hold for sorts, aggregations, joins and the answer being gathered (0: no limit).
     #[arg(long, default_value_t = 1024)]
     query_memory_mb: usize,
     #[command(flatten)]

@@ -51,6 +51,21 @@ fn a_query_over_the_memory_limit_fails_cleanly() {
     assert_eq!(rows(&engine.sql("SELECT count(*) FROM quote").unwrap()), 1, "the engine still answers");
 }
 
+/// An answer larger than the memory limit is refused rather than gathered, the
+/// error saying what to do; a part of the same mapped columns that fits is
+/// counted by its rows (not by the whole files it is a slice of) and answered.
+#[test]
+fn an_answer_over_the_memory_limit_is_refused() {
+    let dir = db("none");
+    let options = EngineOptions { memory_limit: Some(1 << 20), ..Default::default() };
+    let engine = Engine::open_with(dir.path(), &options).unwrap();
+    let err = engine.sql("SELECT * FROM quote").unwrap_err().to_string();
+    assert!(err.contains("larger than the 1 MiB") && err.contains("WHERE or LIMIT"), "{err}");
+    assert_eq!(rows(&engine.sql("SELECT * FROM quote LIMIT 2000").unwrap()), 2000);
+    // Without a limit the whole table comes back.
+    assert_eq!(rows(&Engine::open(dir.path()).unwrap().sql("SELECT * FROM quote").unwrap()), 50_000);
+}
+
 #[test]
 fn mixed_case_names_are_kept_as_written() {
     let dir = tempfile::tempdir().unwrap();

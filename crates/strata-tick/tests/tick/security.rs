@@ -197,6 +197,45 @@ fn sql_over_ipc_cannot_read_or_write_files_or_change_the_catalog() {
     assert_eq!(prices(&mut attacker), before);
 }
 
+/// A client asking for more rows than the HDB's query memory holds (a whole
+/// table, or rows SQL makes up) gets an error naming the limit instead of the
+/// server gathering them all; it and the other clients go on being served.
+#[test]
+fn an_answer_larger_than_the_query_memory_is_an_error_and_the_server_keeps_serving() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(dir.path()).unwrap();
+    let rows = 300_000;
+    let trade = StoreTable::new(vec![
+        ("sym".into(), Column::from_symbols((0..rows).map(|i| ["IBM", "MSFT", "AAPL"][i % 3]))),
+        ("price".into(), Column::from_values(ColumnType::Float, (0..rows).map(|i| i as f64).collect()).unwrap()),
+    ])
+    .unwrap();
+    let location = TableLocation::Partition("2025.01.02".parse().unwrap(), "trade".into());
+    db.write_table(&location, &trade, &TableWrite::default()).unwrap();
+    let limit_mib = 2;
+    let config = HdbConfig {
+        db: dir.path().into(),
+        listen: "127.0.0.1:0".into(),
+        credentials: None,
+        tls: None,
+        query_memory: Some(limit_mib << 20),
+    };
+    let hdb = hdb::start(config).unwrap();
+    let mut greedy = connect(hdb.addr);
+    let mut other = connect(hdb.addr);
+    // 300k rows of a float and a symbol: 3.6 MB as Arrow; 80 MB of made-up integers.
+    for statement in ["SELECT * FROM trade", "SELECT * FROM generate_series(1, 10000000)"] {
+        let error = refused(&mut greedy, &K::string(statement));
+        assert!(error.contains(&format!("larger than the {limit_mib} MiB")) && error.contains("LIMIT"), "{error}");
+    }
+    // What fits is answered, on the same connection and on another.
+    let K::Table(first) = greedy.sync(&K::string("SELECT * FROM trade LIMIT 1000")).unwrap() else { panic!() };
+    assert_eq!(first.len(), 1000);
+    let count = other.sync(&K::string("SELECT count(*) AS n FROM trade")).unwrap();
+    let K::Table(count) = count else { panic!("{count:?}") };
+    assert_eq!(count.column("n"), Some(&K::vector(Vector::Long(vec![rows as i64]))));
+}
+
 #[test]
 fn idle_connections_cost_kilobytes_each_and_are_bounded_in_number() {
     let dir = tempfile::tempdir().unwrap();
