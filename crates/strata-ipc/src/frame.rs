@@ -32,21 +32,6 @@ pub const DEFAULT_MAX_MESSAGE: usize = 256 << 20;
 /// 32 bits.
 pub const MAX_MESSAGE_LEN: usize = u32::MAX as usize;
 
-/// Checks that `value` fits in one message (see [`MAX_MESSAGE_LEN`]): a value that
-/// does not is an error saying how large it is, to send instead of it, where
-/// [`encode_message`] would panic.
-pub fn fits_one_message(value: &K) -> Result<(), IpcError> {
-    fits_within(value, MAX_MESSAGE_LEN)
-}
-
-fn fits_within(value: &K, max_len: usize) -> Result<(), IpcError> {
-    let len = HEADER_LEN + encoded_len(value);
-    match len <= max_len {
-        true => Ok(()),
-        false => Err(IpcError::TooLarge { len, max_len }),
-    }
-}
-
 /// The three message types.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
@@ -103,9 +88,20 @@ impl Header {
 
 /// A whole message: header and `value`, little-endian. With `compress` (the peer is
 /// not on this host), a message over [`COMPRESSION_THRESHOLD`] bytes is sent
-/// IPC-compressed when that at least halves it, as kdb+ does.
+/// IPC-compressed when that at least halves it, as kdb+ does. A value past
+/// [`MAX_MESSAGE_LEN`] (a query's answer with no memory limit) is sent as an error
+/// saying how large it was: what a caller waiting for it should get.
 pub fn encode_message(kind: MessageKind, value: &K, compress: bool) -> Vec<u8> {
-    let mut out = Vec::with_capacity(HEADER_LEN + encoded_len(value));
+    encode_message_within(kind, value, compress, MAX_MESSAGE_LEN)
+}
+
+fn encode_message_within(kind: MessageKind, value: &K, compress: bool, max_len: usize) -> Vec<u8> {
+    let len = HEADER_LEN + encoded_len(value);
+    if len > max_len {
+        let error = K::Error(IpcError::TooLarge { len, max_len }.to_string());
+        return encode_message(kind, &error, compress);
+    }
+    let mut out = Vec::with_capacity(len);
     out.extend_from_slice(&[1, kind as u8, 0, 0, 0, 0, 0, 0]);
     encode(value, &mut out);
     finish_message(out, compress)
@@ -210,14 +206,17 @@ pub fn read_message<R: Read>(reader: &mut R, max_len: usize) -> Result<Option<(H
 mod tests {
     use super::*;
 
-    /// A value past the bound is an error naming both sizes; one at it fits.
+    /// A value past the bound goes out as an error naming both sizes; one at it
+    /// goes out as itself.
     #[test]
-    fn values_past_one_message_are_an_error() {
+    fn values_past_one_message_go_out_as_an_error() {
         let value = K::string("abc");
         let len = HEADER_LEN + encoded_len(&value);
-        assert!(fits_within(&value, len).is_ok());
-        let error = fits_within(&value, len - 1).unwrap_err().to_string();
+        let decoded = |message: Vec<u8>| decode(&message[HEADER_LEN..], false).unwrap();
+        assert_eq!(decoded(encode_message_within(MessageKind::Response, &value, false, len)), value);
+        let K::Error(error) = decoded(encode_message_within(MessageKind::Response, &value, false, len - 1)) else {
+            panic!("an error")
+        };
         assert!(error.contains(&format!("{len} bytes")) && error.contains("WHERE or LIMIT"), "{error}");
-        assert!(fits_one_message(&value).is_ok());
     }
 }

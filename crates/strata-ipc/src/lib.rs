@@ -42,8 +42,8 @@ pub use decode::{MAX_DEPTH, decode};
 pub use encode::{encode, encoded_len, to_bytes};
 pub use error::IpcError;
 pub use frame::{
-    DEFAULT_MAX_MESSAGE, HEADER_LEN, Header, MAX_MESSAGE_LEN, MessageKind, decode_body, encode_message,
-    fits_one_message, read_frame, read_message,
+    DEFAULT_MAX_MESSAGE, HEADER_LEN, Header, MAX_MESSAGE_LEN, MessageKind, decode_body, encode_message, read_frame,
+    read_message,
 };
 pub use handshake::{CAPABILITY, Credentials, Peer};
 pub use value::{Atom, Attribute, K, Table, Vector};

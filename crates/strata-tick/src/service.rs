@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::thread::JoinHandle;
 
-use strata_ipc::{DEFAULT_MAX_MESSAGE, K, MessageKind, decode_body, fits_one_message};
+use strata_ipc::{DEFAULT_MAX_MESSAGE, K, MessageKind, decode_body};
 
 use crate::log;
 use crate::query::{Queries, answer};
@@ -56,8 +56,6 @@ struct Client {
 fn reply(role: &str, client: &mut Client, id: u64, kind: MessageKind, result: Result<K, String>) {
     match (kind, result) {
         (MessageKind::Sync, result) => {
-            // An answer past what one message carries is an error, not a panic.
-            let result = result.and_then(|value| fits_one_message(&value).map(|()| value).map_err(|e| e.to_string()));
             let value = result.unwrap_or_else(K::Error);
             if client.outbox.send_value(MessageKind::Response, &value).is_err() {
                 client.log.line(role, || format!("connection {id}: reply dropped, its queue is full"));
