@@ -18,7 +18,7 @@ use std::sync::{Arc, RwLock};
 use strata_ipc::value::EPOCH_OFFSET_DAYS;
 use strata_ipc::{Credentials, K, Table, Vector, arrow::table_from_store};
 use strata_query::Engine;
-use strata_store::{Database, Date, PartitionStatus, TableLocation};
+use strata_store::{ColumnStats, Database, Date, PartitionStatus, TableLocation};
 
 use crate::counters::{Counters, counters_dict};
 use crate::error::TickError;
@@ -132,12 +132,23 @@ impl HdbState {
 
     /// Table `name`'s rows over every partition, from the column files' headers.
     pub fn count(&self, name: &str) -> Result<usize, String> {
-        let mut rows = 0;
-        for date in self.holding(name)? {
+        let stats = self.column_stats(name)?;
+        Ok(stats.iter().map(|part| part.first().map_or(0, |s| s.rows as usize)).sum())
+    }
+
+    /// Table `name`'s uncompressed bytes over every partition, from the column
+    /// files' headers: about what the whole table takes as a q table.
+    pub fn raw_bytes(&self, name: &str) -> Result<u64, String> {
+        Ok(self.column_stats(name)?.iter().flatten().map(|s| s.raw_bytes).sum())
+    }
+
+    /// Each partition's column statistics of table `name`.
+    fn column_stats(&self, name: &str) -> Result<Vec<Vec<ColumnStats>>, String> {
+        let stats = self.holding(name)?.into_iter().map(|date| {
             let table = self.db.open_table(&TableLocation::Partition(date, name.into())).map_err(|e| e.to_string())?;
-            rows += table.stats().map_err(|e| e.to_string())?.first().map_or(0, |s| s.rows as usize);
-        }
-        Ok(rows)
+            table.stats().map_err(|e| e.to_string())
+        });
+        stats.collect()
     }
 
     fn counters(&self) -> K {
@@ -152,6 +163,9 @@ struct HdbQueries {
     state: Arc<RwLock<HdbState>>,
     engine: Engine,
     root: PathBuf,
+    /// The query memory limit, which a whole table asked for by name (`trade`,
+    /// `select from trade`) must fit in too.
+    query_memory: Option<usize>,
 }
 
 impl HdbQueries {
@@ -166,7 +180,19 @@ impl Queries for HdbQueries {
     }
 
     fn table(&mut self, name: &str) -> Result<Table, String> {
-        self.read()?.table(name)
+        let state = self.read()?;
+        if let Some(limit) = self.query_memory {
+            let bytes = state.raw_bytes(name)?;
+            if bytes > limit as u64 {
+                return Err(format!(
+                    "{name} holds {} MiB, more than the {} MiB a query may hold here: select what you need with SQL \
+                     (\"SELECT ... FROM {name} WHERE date = ...\") or raise the query memory limit",
+                    bytes >> 20,
+                    limit >> 20
+                ));
+            }
+        }
+        state.table(name)
     }
 
     fn count(&mut self, name: &str) -> Result<usize, String> {
@@ -230,7 +256,8 @@ pub fn start(config: HdbConfig) -> Result<HdbHandle, TickError> {
     let addr = server.addr;
     let engine = Engine::open_with(&config.db, &crate::sql::engine_options(config.query_memory))
         .map_err(|e| TickError::Other(format!("hdb: cannot open {} for SQL: {e}", config.db.display())))?;
-    let queries = HdbQueries { state: state.clone(), engine, root: config.db.clone() };
+    let queries =
+        HdbQueries { state: state.clone(), engine, root: config.db.clone(), query_memory: config.query_memory };
     let thread = service::serve("hdb", server, Box::new(queries)).map_err(|e| TickError::Other(e.to_string()))?;
     log::line("hdb", &format!("answering queries (SQL included) on {addr}"));
     Ok(HdbHandle { addr, state, thread })

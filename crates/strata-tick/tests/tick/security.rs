@@ -198,8 +198,9 @@ fn sql_over_ipc_cannot_read_or_write_files_or_change_the_catalog() {
 }
 
 /// A client asking for more rows than the HDB's query memory holds (a whole
-/// table, or rows SQL makes up) gets an error naming the limit instead of the
-/// server gathering them all; it and the other clients go on being served.
+/// table by SQL or by name, or rows SQL makes up) gets an error naming the limit
+/// instead of the server gathering them all; it and the other clients go on
+/// being served.
 #[test]
 fn an_answer_larger_than_the_query_memory_is_an_error_and_the_server_keeps_serving() {
     let dir = tempfile::tempdir().unwrap();
@@ -227,6 +228,11 @@ fn an_answer_larger_than_the_query_memory_is_an_error_and_the_server_keeps_servi
     for statement in ["SELECT * FROM trade", "SELECT * FROM generate_series(1, 10000000)"] {
         let error = refused(&mut greedy, &K::string(statement));
         assert!(error.contains(&format!("larger than the {limit_mib} MiB")) && error.contains("LIMIT"), "{error}");
+    }
+    // The whole table by q's forms is measured before it is read.
+    for request in ["trade", "select from trade"] {
+        let error = refused(&mut greedy, &K::string(request));
+        assert!(error.contains(&format!("more than the {limit_mib} MiB")) && error.contains("SELECT"), "{error}");
     }
     // What fits is answered, on the same connection and on another.
     let K::Table(first) = greedy.sync(&K::string("SELECT * FROM trade LIMIT 1000")).unwrap() else { panic!() };
