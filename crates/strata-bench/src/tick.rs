@@ -18,6 +18,7 @@ pub mod machine;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use strata_tick::sql::QueryLimits;
 use strata_tick::counters::Latency;
 use strata_tick::feed::{self, FeedConfig, FeedTable};
 use strata_tick::rdb::{self, RdbConfig, RdbHandle};
@@ -349,7 +350,7 @@ fn measure(s: &Scenario, dir: &Path, seconds: f64) -> Result<Measured, strata_ti
                 tls: None,
                 hdbs: Vec::new(),
                 table_spec: None,
-                query_memory: None,
+                queries: QueryLimits::default(),
             })
         })
         .collect::<Result<_, _>>()?;

@@ -17,7 +17,7 @@
 //! a check). Other users from the same address (an RDB on the host of a script with
 //! a stale password) are not slowed.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::io::Write;
 use std::net::IpAddr;
 use std::path::Path;
@@ -211,7 +211,7 @@ impl Credentials {
         let now = Instant::now();
         self.failures.lock().unwrap_or_else(|p| p.into_inner()).take(peer, user, now)?;
         let hashed = self.users.get(user).map_or(self.users.values().any(Secret::is_argon2), Secret::is_argon2);
-        let _slot = if hashed { Some(HashingSlot::acquire(deadline).ok_or(LoginError::Busy)?) } else { None };
+        let _slot = if hashed { Some(HashingSlot::acquire(peer, deadline).ok_or(LoginError::Busy)?) } else { None };
         if self.check(user, password) {
             self.failures.lock().unwrap_or_else(|p| p.into_inner()).forgive(peer, user);
             Ok(())
@@ -277,34 +277,70 @@ impl Failures {
     }
 }
 
-/// One of the process's [`HASHING_AT_ONCE`] argon2 slots, given back when dropped.
-struct HashingSlot;
+/// One of the process's [`HASHING_AT_ONCE`] argon2 slots, held by one peer
+/// address. Slots go to waiting logins in arrival order, skipping an address that
+/// already holds one: one address flooding logins (under many user names, which
+/// the failure buckets do not slow) takes at most one slot, and logins from every
+/// other address still get checked.
+struct HashingSlot {
+    peer: IpAddr,
+}
 
-/// Slots taken now, and a wake-up for those waiting.
-static HASHING: (Mutex<usize>, Condvar) = (Mutex::new(0), Condvar::new());
+#[derive(Default)]
+struct Hashing {
+    /// Addresses holding a slot now.
+    holders: Vec<IpAddr>,
+    /// Logins waiting for a slot, oldest first: (ticket, address).
+    waiting: VecDeque<(u64, IpAddr)>,
+    next_ticket: u64,
+}
+
+impl Hashing {
+    /// The oldest waiting ticket whose address holds no slot.
+    fn next_eligible(&self) -> Option<u64> {
+        self.waiting.iter().find(|(_, peer)| !self.holders.contains(peer)).map(|(ticket, _)| *ticket)
+    }
+}
+
+/// The slots' state, and a wake-up for those waiting.
+static HASHING: (Mutex<Hashing>, Condvar) =
+    (Mutex::new(Hashing { holders: Vec::new(), waiting: VecDeque::new(), next_ticket: 0 }), Condvar::new());
 
 impl HashingSlot {
-    /// Waits for a slot until `deadline`; `None` when none came free in time.
-    fn acquire(deadline: Instant) -> Option<HashingSlot> {
-        let (taken, freed) = &HASHING;
-        let mut taken = taken.lock().unwrap_or_else(|p| p.into_inner());
-        while *taken >= HASHING_AT_ONCE {
+    /// Waits for a slot for `peer` until `deadline`; `None` when none came in time.
+    fn acquire(peer: IpAddr, deadline: Instant) -> Option<HashingSlot> {
+        let (state, changed) = &HASHING;
+        let mut state = state.lock().unwrap_or_else(|p| p.into_inner());
+        let ticket = state.next_ticket;
+        state.next_ticket += 1;
+        state.waiting.push_back((ticket, peer));
+        loop {
+            if state.holders.len() < HASHING_AT_ONCE && state.next_eligible() == Some(ticket) {
+                state.waiting.retain(|(t, _)| *t != ticket);
+                state.holders.push(peer);
+                // Another slot may be free for the next address in line.
+                changed.notify_all();
+                return Some(HashingSlot { peer });
+            }
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
+                state.waiting.retain(|(t, _)| *t != ticket);
+                changed.notify_all();
                 return None;
             }
-            taken = freed.wait_timeout(taken, left).unwrap_or_else(|p| p.into_inner()).0;
+            state = changed.wait_timeout(state, left).unwrap_or_else(|p| p.into_inner()).0;
         }
-        *taken += 1;
-        Some(HashingSlot)
     }
 }
 
 impl Drop for HashingSlot {
     fn drop(&mut self) {
-        let (taken, freed) = &HASHING;
-        *taken.lock().unwrap_or_else(|p| p.into_inner()) -= 1;
-        freed.notify_one();
+        let (state, changed) = &HASHING;
+        let mut state = state.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(at) = state.holders.iter().position(|p| *p == self.peer) {
+            state.holders.swap_remove(at);
+        }
+        changed.notify_all();
     }
 }
 
@@ -488,5 +524,21 @@ mod tests {
         std::fs::write(&path, "broken\n").unwrap();
         let err = set_password(&path, "alice", "x").unwrap_err().to_string();
         assert!(err.contains("users: line 1"), "a file that does not parse is left alone: {err}");
+    }
+
+    #[test]
+    fn a_flood_from_one_address_leaves_checks_for_others() {
+        let flooder: IpAddr = "10.99.0.1".parse().unwrap();
+        let other: IpAddr = "10.99.0.2".parse().unwrap();
+        let soon = || Instant::now() + Duration::from_secs(5);
+        let held = HashingSlot::acquire(flooder, soon()).expect("a free slot");
+        // The same address waits for its own slot to come back, however many it sends...
+        let again = std::thread::spawn(move || HashingSlot::acquire(flooder, Instant::now() + Duration::from_millis(200)));
+        assert!(again.join().unwrap().is_none(), "one address holds one slot at a time");
+        // ... while another address is checked at once.
+        let checked = HashingSlot::acquire(other, soon());
+        assert!(checked.is_some(), "another address gets the other slot");
+        drop(held);
+        assert!(HashingSlot::acquire(flooder, soon()).is_some(), "a slot given back is taken again");
     }
 }

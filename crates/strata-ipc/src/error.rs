@@ -31,6 +31,11 @@ pub enum IpcError {
     /// A value that has no counterpart on the other side of a conversion.
     #[error("{0}")]
     Convert(String),
+    /// A peer passed a bound on what it may hold of the server: a message that does
+    /// not arrive whole in time, or partial messages past the bytes all connections
+    /// may hold.
+    #[error("{0}")]
+    Limit(String),
     /// A value too large for one message (protocol v3 counts bytes in 32 bits).
     #[error(
         "the answer is {len} bytes, more than the {max_len} bytes one kdb+ IPC message can carry: \

@@ -17,19 +17,69 @@
 //! ```
 
 use std::io::{ErrorKind, Read};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 use crate::error::IpcError;
 use crate::frame::{HEADER_LEN, Header};
 
 /// The most bytes asked of the stream per read (a message larger than this grows
-/// the buffer to its size, up to the message bound).
+/// the buffer as its bytes arrive, up to the message bound).
 pub const CHUNK: usize = 256 << 10;
 /// Bytes asked of the stream per read at first: a connection that sends little
 /// (a handshake, a query now and then) keeps a small buffer; each read that fills
 /// the buffer doubles it, up to [`CHUNK`].
 pub const FIRST_CHUNK: usize = 4 << 10;
 
+/// The bytes every connection of a server may hold in buffers beyond
+/// [`FIRST_CHUNK`] each (partial messages, mostly), shared by their readers: a
+/// reader that would pass it fails with [`IpcError::Limit`] instead of allocating.
+#[derive(Debug)]
+pub struct PartialBudget {
+    limit: usize,
+    held: AtomicUsize,
+}
+
+impl PartialBudget {
+    /// A budget of `limit` bytes.
+    pub fn new(limit: usize) -> PartialBudget {
+        PartialBudget { limit, held: AtomicUsize::new(0) }
+    }
+
+    /// Bytes held now, across every reader.
+    pub fn held(&self) -> usize {
+        self.held.load(Ordering::Relaxed)
+    }
+
+    fn reserve(&self, bytes: usize) -> bool {
+        self.held
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |held| {
+                held.checked_add(bytes).filter(|total| *total <= self.limit)
+            })
+            .is_ok()
+    }
+
+    fn release(&self, bytes: usize) {
+        self.held.fetch_sub(bytes, Ordering::AcqRel);
+    }
+}
+
+/// Bounds a server puts on what one connection's messages may take of it.
+#[derive(Clone, Debug, Default)]
+pub struct ReadLimits {
+    /// How long a message may take to arrive whole once it has started (`None`: no
+    /// bound). The stream must have a read timeout set (a fraction of this) for the
+    /// bound to be checked while the peer is silent: a read that times out with no
+    /// message in progress is an idle connection and the reader keeps waiting.
+    pub message_deadline: Option<Duration>,
+    /// The budget shared with the server's other connections (`None`: no bound).
+    pub budget: Option<Arc<PartialBudget>>,
+}
+
 /// Whole messages from a byte stream, read in chunks of up to [`CHUNK`] bytes.
+/// Memory is taken as bytes arrive, never as a header promises: the buffer for a
+/// message larger than a chunk doubles only when the bytes received fill it.
 pub struct FrameReader<R> {
     inner: R,
     buf: Vec<u8>,
@@ -40,12 +90,32 @@ pub struct FrameReader<R> {
     /// End of the bytes read.
     end: usize,
     max_message: usize,
+    limits: ReadLimits,
+    /// When the reader started waiting for the rest of the message at the front.
+    waiting_since: Option<Instant>,
+    /// Bytes of `limits.budget` this reader holds.
+    reserved: usize,
 }
 
 impl<R: Read> FrameReader<R> {
     /// A reader of messages of at most `max_message` bytes (header included) from `inner`.
     pub fn new(inner: R, max_message: usize) -> FrameReader<R> {
-        FrameReader { inner, buf: Vec::new(), chunk: FIRST_CHUNK, start: 0, end: 0, max_message }
+        FrameReader::with_limits(inner, max_message, ReadLimits::default())
+    }
+
+    /// A reader as [`FrameReader::new`] makes, within `limits`.
+    pub fn with_limits(inner: R, max_message: usize, limits: ReadLimits) -> FrameReader<R> {
+        FrameReader {
+            inner,
+            buf: Vec::new(),
+            chunk: FIRST_CHUNK,
+            start: 0,
+            end: 0,
+            max_message,
+            limits,
+            waiting_since: None,
+            reserved: 0,
+        }
     }
 
     /// The stream.
@@ -56,6 +126,11 @@ impl<R: Read> FrameReader<R> {
     /// Bytes read but not yet handed out (a partial message, or whole ones not asked for).
     pub fn buffered(&self) -> &[u8] {
         &self.buf[self.start..self.end]
+    }
+
+    /// Bytes the buffer holds now (what an idle connection costs).
+    pub fn capacity(&self) -> usize {
+        self.buf.capacity()
     }
 
     /// The header of the message at the front of the buffer, once its 8 bytes are in.
@@ -84,11 +159,13 @@ impl<R: Read> FrameReader<R> {
         }
         let body = self.start + HEADER_LEN..self.start + header.len;
         self.start += header.len;
+        self.waiting_since = None;
         Ok(Some((header, &self.buf[body])))
     }
 
     /// Reads until at least one whole message is buffered. `Ok(false)` on a clean end
-    /// of stream (nothing partial left); an error when the stream ends inside a message.
+    /// of stream (nothing partial left); an error when the stream ends inside a message
+    /// or a limit is passed.
     pub fn fill(&mut self) -> Result<bool, IpcError> {
         loop {
             let needed = match self.front_header()? {
@@ -96,7 +173,10 @@ impl<R: Read> FrameReader<R> {
                 Some(header) => header.len,
                 None => HEADER_LEN,
             };
-            self.make_room(needed);
+            self.make_room(needed)?;
+            if self.start < self.end && self.waiting_since.is_none() {
+                self.waiting_since = Some(Instant::now());
+            }
             match self.inner.read(&mut self.buf[self.end..]) {
                 Ok(0) if self.start == self.end => return Ok(false),
                 Ok(0) => {
@@ -111,9 +191,37 @@ impl<R: Read> FrameReader<R> {
                     }
                 }
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) if is_timeout(&e) && self.limits.message_deadline.is_some() => self.timed_out(needed)?,
                 Err(e) => return Err(IpcError::io("reading a message", e)),
             }
+            self.check_deadline(needed)?;
         }
+    }
+
+    /// A read timed out: an idle connection gives its buffer back and keeps waiting;
+    /// one inside a message is checked against the deadline.
+    fn timed_out(&mut self, needed: usize) -> Result<(), IpcError> {
+        if self.start == self.end {
+            self.buf = Vec::new();
+            self.start = 0;
+            self.end = 0;
+            self.chunk = FIRST_CHUNK;
+            return self.set_reserved(0);
+        }
+        self.check_deadline(needed)
+    }
+
+    fn check_deadline(&self, needed: usize) -> Result<(), IpcError> {
+        let (Some(deadline), Some(since)) = (self.limits.message_deadline, self.waiting_since) else { return Ok(()) };
+        if since.elapsed() <= deadline {
+            return Ok(());
+        }
+        Err(IpcError::Limit(format!(
+            "a message of {needed} bytes did not arrive whole within {} s ({} of its bytes came): closing the \
+             connection",
+            deadline.as_secs_f64(),
+            self.end - self.start
+        )))
     }
 
     /// The next message, reading when none is buffered; `Ok(None)` on a clean end of
@@ -125,20 +233,56 @@ impl<R: Read> FrameReader<R> {
         self.next_buffered()
     }
 
-    /// Moves the unread bytes to the front and sizes the buffer for a message of
-    /// `needed` bytes; a buffer grown for one large message shrinks back afterwards.
-    fn make_room(&mut self, needed: usize) {
+    /// Moves the unread bytes to the front and sizes the buffer for the next read
+    /// towards a message of `needed` bytes: room for a chunk, or for as many bytes as
+    /// have arrived (doubling), never more than the message needs; a buffer grown for
+    /// one large message shrinks back afterwards.
+    fn make_room(&mut self, needed: usize) -> Result<(), IpcError> {
         if self.start > 0 {
             self.buf.copy_within(self.start..self.end, 0);
             self.end -= self.start;
             self.start = 0;
         }
-        let wanted = needed.max(self.chunk);
-        if self.buf.len() < wanted || (self.buf.len() > wanted && self.end <= self.chunk) {
+        let wanted = if needed <= self.chunk { self.chunk } else { needed.min(self.chunk.max(2 * self.end)) };
+        let grow = self.buf.len() < wanted && self.end == self.buf.len();
+        let shrink = self.buf.len() > wanted && self.end <= self.chunk;
+        if self.buf.len() < wanted.min(self.chunk) || grow || shrink {
+            self.set_reserved(wanted.saturating_sub(FIRST_CHUNK))?;
             self.buf.resize(wanted, 0);
             self.buf.shrink_to(wanted);
         }
+        Ok(())
     }
+
+    /// Holds `bytes` of the shared budget (taking or giving back the difference).
+    fn set_reserved(&mut self, bytes: usize) -> Result<(), IpcError> {
+        let Some(budget) = &self.limits.budget else { return Ok(()) };
+        if bytes > self.reserved {
+            if !budget.reserve(bytes - self.reserved) {
+                return Err(IpcError::Limit(format!(
+                    "messages in progress on all connections would hold more than {} bytes (this one wants {bytes}): \
+                     closing the connection",
+                    budget.limit
+                )));
+            }
+        } else {
+            budget.release(self.reserved - bytes);
+        }
+        self.reserved = bytes;
+        Ok(())
+    }
+}
+
+impl<R> Drop for FrameReader<R> {
+    fn drop(&mut self) {
+        if let Some(budget) = &self.limits.budget {
+            budget.release(self.reserved);
+        }
+    }
+}
+
+fn is_timeout(e: &std::io::Error) -> bool {
+    matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut)
 }
 
 #[cfg(test)]
@@ -215,5 +359,74 @@ mod tests {
         assert!(reader.fill().unwrap_err().to_string().contains("byte order 7"));
         let mut reader = FrameReader::new(&bytes[..], 8);
         assert!(reader.fill().unwrap_err().to_string().contains("exceeds the limit of 8"));
+    }
+
+    /// A peer that sends `bytes`, then stays silent: each further read times out
+    /// (as a socket with a read timeout does).
+    struct ThenSilent<'a> {
+        bytes: &'a [u8],
+    }
+
+    impl Read for ThenSilent<'_> {
+        fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+            if self.bytes.is_empty() {
+                std::thread::sleep(Duration::from_millis(5));
+                return Err(ErrorKind::WouldBlock.into());
+            }
+            let n = out.len().min(self.bytes.len());
+            out[..n].copy_from_slice(&self.bytes[..n]);
+            self.bytes = &self.bytes[n..];
+            Ok(n)
+        }
+    }
+
+    /// A header promising a message of `len` bytes, then `sent` bytes of it.
+    fn promise(len: usize, sent: usize) -> Vec<u8> {
+        let mut bytes = vec![1u8, 0, 0, 0];
+        bytes.extend((len as u32).to_le_bytes());
+        bytes.resize(HEADER_LEN + sent, 0);
+        bytes
+    }
+
+    #[test]
+    fn a_promised_message_takes_memory_as_its_bytes_arrive_and_must_arrive_in_time() {
+        let bytes = promise(256 << 20, 10_000);
+        let limits = ReadLimits { message_deadline: Some(Duration::from_millis(50)), budget: None };
+        let mut reader = FrameReader::with_limits(ThenSilent { bytes: &bytes }, 1 << 30, limits);
+        let started = Instant::now();
+        let err = reader.fill().unwrap_err();
+        assert!(matches!(err, IpcError::Limit(_)) && err.to_string().contains("did not arrive whole"), "{err}");
+        assert!(started.elapsed() >= Duration::from_millis(50));
+        assert!(reader.capacity() <= 4 * 10_000, "{} bytes held for 10 kB received", reader.capacity());
+    }
+
+    #[test]
+    fn an_idle_connection_waits_past_the_deadline_and_gives_its_buffer_back() {
+        let small = encode_message(MessageKind::Async, &K::symbol("a"), false);
+        let limits = ReadLimits { message_deadline: Some(Duration::from_millis(1)), budget: None };
+        let mut reader = FrameReader::with_limits(ThenSilent { bytes: &small }, 1 << 20, limits);
+        assert!(reader.next_frame().unwrap().is_some());
+        assert!(reader.capacity() > 0);
+        // Silence with nothing in progress is not a fault: the buffer goes, the
+        // reader waits on (stopped here by the reader's own check of a new message).
+        assert!(reader.timed_out(HEADER_LEN).is_ok());
+        assert_eq!(reader.capacity(), 0);
+    }
+
+    #[test]
+    fn partial_messages_of_all_connections_share_one_bound() {
+        let budget = Arc::new(PartialBudget::new(1 << 20));
+        let limits = || ReadLimits { message_deadline: None, budget: Some(budget.clone()) };
+        let bytes = promise(64 << 20, 700 << 10);
+        let mut first = FrameReader::with_limits(Trickle { bytes: &bytes, step: 64 << 10 }, 1 << 30, limits());
+        let err = first.fill().unwrap_err();
+        assert!(err.to_string().contains("cut") || err.is_disconnect(), "the first fits the budget: {err}");
+        assert!(budget.held() > 512 << 10, "it holds what it received: {}", budget.held());
+        let mut second = FrameReader::with_limits(Trickle { bytes: &bytes, step: 64 << 10 }, 1 << 30, limits());
+        let err = second.fill().unwrap_err();
+        assert!(matches!(err, IpcError::Limit(_)) && err.to_string().contains("all connections"), "{err}");
+        drop(first);
+        drop(second);
+        assert_eq!(budget.held(), 0, "every byte is given back");
     }
 }

@@ -21,10 +21,12 @@ use strata_store::Database;
 
 use crate::answer::collect_within_limit;
 use crate::count_rows::CountRows;
-use crate::dialect::{names, pivot, pivot_statement, rename};
+use crate::dialect::{depth, names, pivot, pivot_statement, rename};
 use crate::dictionary_groups::DictionaryGroups;
 use crate::dictionary_literals::DictionaryLiterals;
 use crate::error::{QueryError, Result};
+use crate::cancel::{Cancel, bounded};
+use crate::stack::{WORKER_STACK, on_query_stack};
 use crate::join::StrataQueryPlanner;
 use crate::join::asof::plan::AsofRule;
 use crate::join::condition::JoinMarker;
@@ -57,6 +59,10 @@ pub struct EngineOptions {
     /// must refuse them. With it off only SELECT, WITH, EXPLAIN, SHOW, DESCRIBE and
     /// VALUES run.
     pub allow_write: bool,
+    /// How long one statement may run before it is stopped with
+    /// [`QueryError::TimedOut`]; `None`: no limit (the default in process; the
+    /// servers set one).
+    pub query_timeout: Option<std::time::Duration>,
 }
 
 impl Default for EngineOptions {
@@ -66,6 +72,7 @@ impl Default for EngineOptions {
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             batch_rows: 65_536,
             allow_write: false,
+            query_timeout: None,
         }
     }
 }
@@ -164,6 +171,7 @@ pub struct Engine {
     counters: Arc<ScanCounters>,
     allow_write: bool,
     memory_limit: Option<usize>,
+    query_timeout: Option<std::time::Duration>,
 }
 
 /// DataFusion's physical optimizer rules with Strata's window operators where its
@@ -244,9 +252,14 @@ impl Engine {
             ctx.register_udf(ScalarUDF::new_from_impl(JoinMarker::new(marker)));
         }
         crate::functions::register(&ctx)?;
+        if let Some(limit) = options.memory_limit {
+            crate::functions::bound_outputs(&ctx, limit)?;
+        }
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(options.threads.max(1))
             .thread_name("strata-query")
+            .thread_stack_size(WORKER_STACK)
+            .enable_time()
             .build()
             .map_err(|e| QueryError::Invalid(format!("cannot start the query runtime: {e}")))?;
         Ok(Engine {
@@ -256,6 +269,7 @@ impl Engine {
             counters: Arc::new(ScanCounters::default()),
             allow_write: options.allow_write,
             memory_limit: options.memory_limit,
+            query_timeout: options.query_timeout,
         })
     }
 
@@ -276,7 +290,7 @@ impl Engine {
 
     /// Re-reads the database: new partitions, new tables, a grown sym file (kdb+'s
     /// HDB reload). In-memory tables stay.
-    pub fn reload(&mut self) -> Result<()> {
+    pub fn reload(&self) -> Result<()> {
         let Some(db) = &self.db else { return Ok(()) };
         let symbols = db.symbols()?;
         // One listing of the partition roots; no partition is opened until a query
@@ -332,7 +346,7 @@ impl Engine {
     /// Runs one SQL statement and returns its rows. Blocks; from async code use
     /// [`Engine::sql_async`].
     pub fn sql(&self, sql: &str) -> Result<Vec<RecordBatch>> {
-        self.runtime.block_on(self.sql_async(sql))
+        on_query_stack(|| self.runtime.block_on(self.sql_async(sql)))
     }
 
     /// Runs one SQL statement. A panic inside the engine is
@@ -350,28 +364,46 @@ impl Engine {
     /// twice: a second plan of a `DROP` that ran would report the table missing).
     /// A panic inside the engine is [`QueryError::Panicked`].
     pub fn sql_with_schema(&self, sql: &str) -> Result<(arrow_schema::SchemaRef, Vec<RecordBatch>)> {
-        self.runtime.block_on(guarded(sql, async {
-            let frame = self.dataframe(sql).await?;
-            let schema = Arc::new(frame.schema().as_arrow().clone());
-            Ok((schema, self.collect(frame).await?))
-        }))
+        self.sql_with_schema_until(sql, &Cancel::new())
+    }
+
+    /// [`Engine::sql_with_schema`], stopped with [`QueryError::Cancelled`] when
+    /// `cancel` fires (its client went away) and with [`QueryError::TimedOut`] past
+    /// [`EngineOptions::query_timeout`]. Safe to call from several threads at once.
+    pub fn sql_with_schema_until(
+        &self,
+        sql: &str,
+        cancel: &Cancel,
+    ) -> Result<(arrow_schema::SchemaRef, Vec<RecordBatch>)> {
+        on_query_stack(|| {
+            let work = guarded(sql, async {
+                let frame = self.dataframe(sql).await?;
+                let schema = Arc::new(frame.schema().as_arrow().clone());
+                Ok((schema, self.collect(frame).await?))
+            });
+            self.runtime.block_on(bounded(work, self.query_timeout, cancel))
+        })
     }
 
     /// The schema a statement's result has, without running it.
     pub fn schema_of(&self, sql: &str) -> Result<arrow_schema::SchemaRef> {
-        self.runtime.block_on(guarded(sql, async {
-            let frame = self.dataframe(sql).await?;
-            Ok(std::sync::Arc::new(frame.schema().as_arrow().clone()))
-        }))
+        on_query_stack(|| {
+            self.runtime.block_on(guarded(sql, async {
+                let frame = self.dataframe(sql).await?;
+                Ok(std::sync::Arc::new(frame.schema().as_arrow().clone()))
+            }))
+        })
     }
 
     /// The physical plan of a statement, as `EXPLAIN` prints it.
     pub fn explain(&self, sql: &str) -> Result<String> {
-        self.runtime.block_on(guarded(sql, async {
-            let frame = self.dataframe(sql).await?;
-            let plan = frame.create_physical_plan().await.map_err(QueryError::from)?;
-            Ok(datafusion::physical_plan::displayable(plan.as_ref()).indent(true).to_string())
-        }))
+        on_query_stack(|| {
+            self.runtime.block_on(guarded(sql, async {
+                let frame = self.dataframe(sql).await?;
+                let plan = frame.create_physical_plan().await.map_err(QueryError::from)?;
+                Ok(datafusion::physical_plan::displayable(plan.as_ref()).indent(true).to_string())
+            }))
+        })
     }
 
     /// The rows of `frame`, within the engine's memory limit (see [`crate::answer`]).
@@ -385,6 +417,7 @@ impl Engine {
         let dialect_name = state.config().options().sql_parser.dialect.to_string();
         let dialect = dialect_from_str(&dialect_name)
             .ok_or_else(|| QueryError::Invalid(format!("unknown SQL dialect {dialect_name}")))?;
+        depth::check_operators(sql, dialect.as_ref()).map_err(QueryError::Invalid)?;
         let pivoted = pivot_statement::rewrite(sql, dialect.as_ref()).map_err(sql_error)?;
         let sql = pivoted.as_deref().unwrap_or(sql);
         let blanked = blank_time_joins(sql, dialect.as_ref()).map_err(sql_error)?;
@@ -400,6 +433,7 @@ impl Engine {
             other => other,
         };
         if let DfStatement::Statement(inner) = query {
+            depth::balance_and_bound(inner).map_err(QueryError::Invalid)?;
             mark_time_joins(inner, &blanked.relations).map_err(sql_error)?;
             self.write_out_data_dependent(inner, dialect.as_ref()).await?;
             names::name_as_written(inner);

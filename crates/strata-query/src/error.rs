@@ -36,6 +36,20 @@ pub enum QueryError {
         /// The rows gathered before the one batch that did not fit.
         rows: usize,
     },
+    /// The statement ran past its time limit (`EngineOptions::query_timeout`) and
+    /// was stopped.
+    #[error(
+        "the statement ran for more than {} s, the time limit here, and was stopped: narrow it with WHERE, or \
+         raise the limit (--query-timeout)",
+        limit.as_secs_f64()
+    )]
+    TimedOut {
+        /// The limit.
+        limit: std::time::Duration,
+    },
+    /// The statement was stopped before it finished: its client went away.
+    #[error("the statement was cancelled: its client disconnected")]
+    Cancelled,
     /// The query hit a bug: something inside the engine panicked. The panic stayed
     /// inside the engine, which goes on serving; the message names the query.
     #[error("query failed on an internal error (a bug, please report it): {message}\n  query: {query}")]

@@ -19,6 +19,7 @@
 mod answer;
 pub mod arrow_view;
 mod batch_stream;
+pub mod cancel;
 mod count_rows;
 pub mod dialect;
 mod dictionary_groups;
@@ -33,11 +34,14 @@ pub mod output;
 mod rolling;
 mod run_aggregate;
 mod runs;
+mod stack;
 pub mod table;
 mod window_top_k;
 
+pub use cancel::Cancel;
 pub use datafusion;
 pub use engine::{Engine, EngineOptions};
 pub use error::{QueryError, Result};
 pub use memory::MemoryTable;
+pub use stack::{QUERY_STACK, WORKER_STACK, on_query_stack};
 pub use table::{ScanStats, StrataTable};

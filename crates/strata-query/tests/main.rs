@@ -4,6 +4,7 @@
 mod query {
     pub mod asof;
     pub mod data;
+    pub mod deep_expressions;
     pub mod dialect;
     pub mod errors;
     pub mod functions;

@@ -172,7 +172,11 @@ pub fn write_index(path: &Path, index: &AttributeIndex, durability: Durability) 
 
 /// Reads an index file written by [`write_index`], checking its checksum and shape.
 pub fn read_index(path: &Path) -> Result<AttributeIndex> {
-    let bytes = std::fs::read(path).at(path)?;
+    decode_index(path, &std::fs::read(path).at(path)?)
+}
+
+/// The index in `bytes`, read from `path` (named in errors).
+pub fn decode_index(path: &Path, bytes: &[u8]) -> Result<AttributeIndex> {
     let bad = |what: &str| corrupt(path, format!("attribute index: {what}"));
     if bytes.len() < 28 || &bytes[..8] != MAGIC {
         return Err(bad("bad magic or too short"));

@@ -115,10 +115,9 @@ pub(crate) fn read_table_checked(db: &Database, location: &TableLocation) -> Res
     check_column_order(&table)?;
     if db.config().verify_plain_checksums {
         for name in table.names() {
-            let path = table.column_path(name)?;
-            let file = crate::column::ColumnFile::open_checked(&path, true)?;
+            let file = table.column_file(name)?.checked(true)?;
             if file.ty() == ColumnType::String {
-                crate::column::ColumnFile::open_checked(&crate::splayed::string_data_path(&path), true)?;
+                table.string_data_file(name)?.checked(true)?;
             }
         }
     }

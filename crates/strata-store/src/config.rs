@@ -6,8 +6,9 @@
 //! [write]
 //! durability = "fsync"   # or "rename": skip fsync (faster, not power-cut safe)
 //! [read]
-//! verify_plain_checksums = false   # true: check a plain column's values checksum
-//!                                  # when it is opened (reads the whole file once)
+//! verify_plain_checksums = true    # check a plain column's values checksum the first
+//!                                  # time a process opens it (reads the file once);
+//!                                  # false skips the check
 //! ```
 
 use std::path::Path;
@@ -28,16 +29,19 @@ pub struct DbConfig {
     pub default_spec: CompressionSpec,
     /// How far each write goes before it counts as done.
     pub durability: Durability,
-    /// Whether readers check a plain column file's values against its checksum when
-    /// they open it. Off by default: it reads every page of the file up front, where a
-    /// query would touch only the rows it needs (compressed blocks are always checked,
-    /// as each is read). Headers and lengths are checked on every open regardless.
+    /// Whether readers check a plain column file's values against its checksum the
+    /// first time their process opens it (each version of a file once per process,
+    /// see `column::verified`). On by default: without it one flipped byte on disk is
+    /// a silently wrong answer. The check reads every page of the file once, where a
+    /// query might touch only some rows (crc32c runs at several GB/s); compressed
+    /// blocks are always checked, as each is read. Headers and lengths are checked
+    /// on every open regardless.
     pub verify_plain_checksums: bool,
 }
 
 impl Default for DbConfig {
     fn default() -> DbConfig {
-        DbConfig { default_spec: CompressionSpec::none(), durability: Durability::Fsync, verify_plain_checksums: false }
+        DbConfig { default_spec: CompressionSpec::none(), durability: Durability::Fsync, verify_plain_checksums: true }
     }
 }
 
@@ -63,11 +67,21 @@ struct WriteSection {
     durability: Durability,
 }
 
-#[derive(Serialize, Deserialize, Default)]
+#[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ReadSection {
-    #[serde(default)]
+    #[serde(default = "checked_by_default")]
     verify_plain_checksums: bool,
+}
+
+impl Default for ReadSection {
+    fn default() -> ReadSection {
+        ReadSection { verify_plain_checksums: checked_by_default() }
+    }
+}
+
+fn checked_by_default() -> bool {
+    true
 }
 
 impl DbConfig {
@@ -116,7 +130,7 @@ mod tests {
         let config = DbConfig {
             default_spec: "zstd:1".parse().unwrap(),
             durability: Durability::Rename,
-            verify_plain_checksums: true,
+            verify_plain_checksums: false,
         };
         config.save(dir.path()).unwrap();
         assert_eq!(DbConfig::load(dir.path()).unwrap(), config);

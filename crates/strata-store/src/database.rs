@@ -735,6 +735,7 @@ impl Database {
                 }
             };
             record.tables.push((t.name.to_string(), rows_after));
+            crate::fault::point("store.partition.table-staged");
             let schema_recorded = pending.iter().any(|p| p.table == t.name);
             outcomes.push(WriteOutcome {
                 table: t.name.to_string(),
@@ -746,7 +747,9 @@ impl Database {
         }
         record.tables.sort();
         record.write(staging.dir(), self.config.durability)?;
+        crate::fault::point("store.partition.record-written");
         staging.publish(&target, self.config.durability)?;
+        crate::fault::point("store.partition.published");
         // The partition is in place: record the schemas it fixed. A crash before this
         // leaves tables without a record, which the next write derives and records.
         for schema in &pending {

@@ -23,9 +23,11 @@
 //! Both writers write a temporary file and rename it over the target
 //! ([`AtomicFile`]), so a reader never sees half a file.
 
+use std::cell::Cell;
 use std::fs::{self, File};
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 use std::sync::Arc;
 
 use arrow_csv::ReaderBuilder;
@@ -45,6 +47,9 @@ use crate::error::{IoContext, Result, StoreError, corrupt};
 use crate::progress::{CountingReader, NoProgress, Progress, Unit};
 use crate::table::{Table, is_valid_name};
 use crate::types::ColumnType;
+use quotes::QuoteCheck;
+
+mod quotes;
 
 /// Rows of a CSV file read to infer the types of columns without an override. Later
 /// rows are checked against those types, not used to widen them.
@@ -139,7 +144,9 @@ pub fn read_csv_with(
         .collect();
 
     let text_schema = Schema::new(names.iter().map(|name| Field::new(*name, DataType::Utf8, true)).collect::<Vec<_>>());
-    let mut read = CountingReader::start(File::open(path).at(path)?, progress, &format!("reading {name}"), file_bytes);
+    let unclosed = Rc::new(Cell::new(None));
+    let file = QuoteCheck::new(File::open(path).at(path)?, unclosed.clone());
+    let mut read = CountingReader::start(file, progress, &format!("reading {name}"), file_bytes);
     let reader = ReaderBuilder::new(Arc::new(text_schema))
         .with_format(format)
         .with_batch_size(BATCH_ROWS)
@@ -148,7 +155,10 @@ pub fn read_csv_with(
     let mut parts: Vec<Vec<Column>> = vec![Vec::new(); names.len()];
     let mut first_row = 0;
     for batch in reader {
-        let batch = batch.map_err(|e| csv_error(path, e, &names))?;
+        let batch = batch.map_err(|e| match unclosed.get() {
+            Some(line) => in_file(path, quotes::unclosed_message(line)),
+            None => csv_error(path, e, &names),
+        })?;
         for (i, array) in batch.columns().iter().enumerate() {
             let (ty, source) = types[i];
             let part = convert(array.as_ref(), ty).map_err(|failure| {

@@ -37,6 +37,7 @@ use rustix::fs::{FlockOperation, flock};
 use crate::date::Date;
 use crate::durable::{Durability, sync_parent, write_atomic};
 use crate::error::{IoContext, Result, StoreError, corrupt};
+use crate::snapshot::remove_unless_read;
 use crate::splayed::COLUMN_ORDER_FILE;
 use crate::table::is_valid_name;
 
@@ -237,7 +238,8 @@ pub(crate) fn clear_leftovers(segment: &Path, date: Date, _lock: &WriteLock) -> 
         if name.starts_with(&retired_prefix) && !target.exists() {
             fs::rename(path, &target).at(&target)?;
         } else {
-            fs::remove_dir_all(path).at(path)?;
+            // One a reader still holds stays, for a later write.
+            remove_unless_read(path, COLUMN_ORDER_FILE)?;
         }
     }
     Ok(())
@@ -304,7 +306,8 @@ impl Staging {
         if let Some(old) = old {
             // The new partition is in place; the old one is garbage, and one left by
             // a failure here is removed by the next write of this date.
-            let _ = fs::remove_dir_all(&old);
+            // A reader still holding it keeps it, until a later write.
+            let _ = remove_unless_read(&old, COLUMN_ORDER_FILE);
         }
         Ok(())
     }

@@ -8,16 +8,18 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use rayon::prelude::*;
 use strata_codec::CompressionSpec;
 
-use crate::attribute::{check_attribute, index_path, write_index};
+use crate::attribute::{AttributeIndex, check_attribute, decode_index, index_path, write_index};
 use crate::column::{ColumnFile, FileStats, write_column_file};
 use crate::column_data::{Column, SymbolDomain};
 use crate::durable::{Durability, sync_parent, write_atomic};
 use crate::error::{IoContext, Result, StoreError, corrupt};
 use crate::progress::{NoProgress, Progress, Unit};
+use crate::snapshot::{DirSnapshot, remove_unless_read};
 use crate::table::{Table, is_valid_name};
 use crate::table_spec::{TableSpec, adapt};
 use crate::types::{Attribute, ColumnType};
@@ -166,7 +168,7 @@ pub(crate) fn remove_leftovers(parent: &Path, name: &str) -> Result<()> {
         let entry = entry.at(parent)?;
         let file_name = entry.file_name().to_string_lossy().into_owned();
         if file_name.starts_with(&staging) || file_name.starts_with(&retired) {
-            fs::remove_dir_all(entry.path()).at(&entry.path())?;
+            remove_unless_read(&entry.path(), COLUMN_ORDER_FILE)?;
         }
     }
     Ok(())
@@ -202,7 +204,8 @@ pub(crate) fn replace_dir(staging: &Path, target: &Path, durability: Durability)
         sync_parent(target)?;
     }
     if had_old {
-        fs::remove_dir_all(&retired).at(&retired)?;
+        // A version a reader still holds stays, for the next write to remove.
+        remove_unless_read(&retired, COLUMN_ORDER_FILE)?;
     }
     Ok(())
 }
@@ -214,11 +217,14 @@ pub fn string_data_path(path: &Path) -> PathBuf {
     path.with_file_name(name)
 }
 
-/// A splayed table directory, opened for reading.
+/// A splayed table directory, opened for reading: one version of it, whatever
+/// writers rename meanwhile ([`DirSnapshot`]), so every column read through it
+/// comes from the same write.
 #[derive(Clone, Debug)]
 pub struct SplayedTable {
     dir: PathBuf,
     names: Vec<String>,
+    snapshot: Arc<DirSnapshot>,
 }
 
 /// Size, encoding and attribute of one column of a table.
@@ -251,12 +257,13 @@ impl SplayedTable {
     /// Opens the table at `dir` by reading its `.d`.
     pub fn open(dir: &Path) -> Result<SplayedTable> {
         let order = dir.join(COLUMN_ORDER_FILE);
-        let text = fs::read_to_string(&order).at(&order)?;
+        let snapshot = Arc::new(DirSnapshot::open(dir, COLUMN_ORDER_FILE)?);
+        let text = snapshot.read_to_string(COLUMN_ORDER_FILE)?;
         let names: Vec<String> = text.lines().map(str::to_string).collect();
         if let Some(bad) = names.iter().find(|n| !is_valid_name(n)) {
             return Err(corrupt(&order, format!("column name {bad:?} is not an identifier")));
         }
-        Ok(SplayedTable { dir: dir.to_path_buf(), names })
+        Ok(SplayedTable { dir: dir.to_path_buf(), names, snapshot })
     }
 
     /// The table's directory.
@@ -281,23 +288,43 @@ impl SplayedTable {
         Ok(self.dir.join(name))
     }
 
-    /// Opens column `name`'s file (the offsets file for strings).
+    /// Opens column `name`'s file (the offsets file for strings), of the version of
+    /// the table this was opened on.
     pub fn column_file(&self, name: &str) -> Result<ColumnFile> {
-        ColumnFile::open(&self.column_path(name)?)
+        // Tests slow readers here, between a table's open and its columns'.
+        crate::fault::point("read.column-open");
+        let path = self.column_path(name)?;
+        ColumnFile::from_file(&path, self.snapshot.open_file(name)?)
+    }
+
+    /// The index stored for column `name`'s `attribute` (parted or grouped), of the
+    /// same version.
+    pub fn attribute_index(&self, name: &str, attribute: Attribute) -> Result<AttributeIndex> {
+        let path = index_path(&self.dir, name, attribute);
+        let file_name = path.file_name().expect("an index file name").to_string_lossy().into_owned();
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut self.snapshot.open_file(&file_name)?, &mut bytes).at(&path)?;
+        decode_index(&path, &bytes)
+    }
+
+    /// Opens the data file of string column `name` (`name#`), of the same version.
+    pub fn string_data_file(&self, name: &str) -> Result<ColumnFile> {
+        let path = string_data_path(&self.column_path(name)?);
+        ColumnFile::from_file(&path, self.snapshot.open_file(&format!("{name}#"))?)
     }
 
     /// Reads column `name` whole. Symbol columns are keyed into `domain` (the
     /// database's sym list).
     pub fn read_column(&self, name: &str, domain: &SymbolDomain) -> Result<Column> {
         let path = self.column_path(name)?;
-        let file = ColumnFile::open(&path)?;
+        let file = self.column_file(name)?;
         let wrap = |e: StoreError| match e {
             StoreError::Invalid(msg) => corrupt(&path, msg),
             other => other,
         };
         match file.ty() {
             ColumnType::String => {
-                let data = ColumnFile::open(&string_data_path(&path))?.all_values()?;
+                let data = self.string_data_file(name)?.all_values()?;
                 Column::from_string_buffers(file.all_values()?, data).map_err(wrap)
             }
             ColumnType::Symbol => {
@@ -320,10 +347,10 @@ impl SplayedTable {
             .iter()
             .map(|name| {
                 let path = self.column_path(name)?;
-                let file = ColumnFile::open(&path)?;
+                let file = self.column_file(name)?;
                 let FileStats { ty, mut rows, mut raw_bytes, mut stored_bytes, spec, .. } = file.stats(&path);
                 if ty == ColumnType::String {
-                    let data = ColumnFile::open(&string_data_path(&path))?.stats(&path);
+                    let data = self.string_data_file(name)?.stats(&path);
                     rows = rows.saturating_sub(1);
                     raw_bytes += data.raw_bytes;
                     stored_bytes += data.stored_bytes;

@@ -17,7 +17,7 @@ use std::sync::{Arc, RwLock};
 
 use strata_ipc::value::EPOCH_OFFSET_DAYS;
 use strata_ipc::{Credentials, K, Table, Vector, arrow::table_from_store};
-use strata_query::Engine;
+use strata_query::{Cancel, Engine};
 use strata_store::{ColumnStats, Database, Date, PartitionStatus, TableLocation};
 
 use crate::counters::{Counters, counters_dict};
@@ -26,6 +26,7 @@ use crate::log;
 use crate::query::Queries;
 use crate::server::{Server, ServerConfig};
 use crate::service;
+use crate::sql::QueryLimits;
 
 /// How an HDB runs.
 #[derive(Clone, Debug)]
@@ -38,8 +39,8 @@ pub struct HdbConfig {
     pub credentials: Option<Credentials>,
     /// TLS on the port it serves (`None`: plain TCP only).
     pub tls: Option<strata_ipc::tls::ServerTls>,
-    /// Bytes SQL may hold for sorts, aggregations and joins (`None`: no limit).
-    pub query_memory: Option<usize>,
+    /// What one query may take: memory, time, and how many run at once.
+    pub queries: QueryLimits,
 }
 
 /// What the HDB knows of its database.
@@ -158,7 +159,9 @@ impl HdbState {
 }
 
 /// The HDB's answers: q's built-in forms from [`HdbState`], SQL through an engine
-/// over the same root; a reload refreshes both.
+/// over the same root; a reload refreshes both. Several query threads use it at
+/// once; a reload waits for the statements running and holds new ones until it is
+/// done, so none sees the engine half reloaded.
 struct HdbQueries {
     state: Arc<RwLock<HdbState>>,
     engine: Engine,
@@ -166,6 +169,8 @@ struct HdbQueries {
     /// The query memory limit, which a whole table asked for by name (`trade`,
     /// `select from trade`) must fit in too.
     query_memory: Option<usize>,
+    /// Held shared by each statement, exclusively by a reload.
+    generation: RwLock<()>,
 }
 
 impl HdbQueries {
@@ -175,11 +180,11 @@ impl HdbQueries {
 }
 
 impl Queries for HdbQueries {
-    fn table_names(&mut self) -> Result<Vec<String>, String> {
+    fn table_names(&self) -> Result<Vec<String>, String> {
         Ok(self.read()?.table_names())
     }
 
-    fn table(&mut self, name: &str) -> Result<Table, String> {
+    fn table(&self, name: &str) -> Result<Table, String> {
         let state = self.read()?;
         if let Some(limit) = self.query_memory {
             let bytes = state.raw_bytes(name)?;
@@ -195,19 +200,21 @@ impl Queries for HdbQueries {
         state.table(name)
     }
 
-    fn count(&mut self, name: &str) -> Result<usize, String> {
+    fn count(&self, name: &str) -> Result<usize, String> {
         self.read()?.count(name)
     }
 
-    fn counters(&mut self) -> Result<K, String> {
+    fn counters(&self) -> Result<K, String> {
         Ok(self.read()?.counters())
     }
 
-    fn sql(&mut self, statement: &str) -> Result<K, String> {
-        crate::sql::run(&self.engine, statement)
+    fn sql(&self, statement: &str, cancel: &Cancel) -> Result<K, String> {
+        let _generation = self.generation.read().map_err(|_| "the HDB's tables are unavailable".to_string())?;
+        crate::sql::run(&self.engine, statement, cancel)
     }
 
-    fn reload(&mut self) -> Result<K, String> {
+    fn reload(&self) -> Result<K, String> {
+        let _exclusive = self.generation.write().map_err(|_| "the HDB's tables are unavailable".to_string())?;
         let mut fresh = HdbState::load(&self.root).map_err(|e| format!("reload failed: {e}"))?;
         self.engine.reload().map_err(|e| format!("reload failed: {e}"))?;
         let mut guard = self.state.write().map_err(|_| "HDB state poisoned".to_string())?;
@@ -254,11 +261,17 @@ pub fn start(config: HdbConfig) -> Result<HdbHandle, TickError> {
         outbox_limit: 1 << 30,
     })?;
     let addr = server.addr;
-    let engine = Engine::open_with(&config.db, &crate::sql::engine_options(config.query_memory))
+    let engine = Engine::open_with(&config.db, &crate::sql::engine_options(&config.queries))
         .map_err(|e| TickError::Other(format!("hdb: cannot open {} for SQL: {e}", config.db.display())))?;
-    let queries =
-        HdbQueries { state: state.clone(), engine, root: config.db.clone(), query_memory: config.query_memory };
-    let thread = service::serve("hdb", server, Box::new(queries)).map_err(|e| TickError::Other(e.to_string()))?;
+    let queries = HdbQueries {
+        state: state.clone(),
+        engine,
+        root: config.db.clone(),
+        query_memory: config.queries.memory,
+        generation: RwLock::new(()),
+    };
+    let thread = service::serve("hdb", server, Arc::new(queries), config.queries.threads)
+        .map_err(|e| TickError::Other(e.to_string()))?;
     log::line("hdb", &format!("answering queries (SQL included) on {addr}"));
     Ok(HdbHandle { addr, state, thread })
 }

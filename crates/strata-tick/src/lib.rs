@@ -26,6 +26,7 @@ pub mod hdb;
 pub mod journal;
 pub mod livetable;
 pub mod log;
+pub mod new_symbols;
 pub mod pubsub;
 pub mod query;
 pub mod rdb;

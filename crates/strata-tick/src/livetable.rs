@@ -143,6 +143,10 @@ pub fn column_type(kind: ColumnKind) -> ColumnType {
     }
 }
 
+fn empty_builders(schema: &TableSchema) -> Vec<Builder> {
+    schema.kinds.iter().map(|k| Builder::new(column_type(*k))).collect()
+}
+
 /// A table growing through the day, queryable with SQL.
 pub struct LiveTable {
     schema: TableSchema,
@@ -164,7 +168,7 @@ pub struct LiveTable {
 impl LiveTable {
     /// An empty table of `schema`.
     pub fn new(schema: TableSchema) -> LiveTable {
-        let tail: Vec<Builder> = schema.kinds.iter().map(|k| Builder::new(column_type(*k))).collect();
+        let tail = empty_builders(&schema);
         let mut table = LiveTable {
             schema,
             tail,
@@ -269,13 +273,21 @@ impl LiveTable {
     /// provider to register.
     pub fn take(&mut self, symbols: &mut SymbolTable) -> Table {
         let rows = self.to_table(symbols);
+        self.clear();
+        rows
+    }
+
+    /// Drops every row, leaving the table empty with a new SQL provider to register
+    /// (end of day, once the day is served elsewhere).
+    pub fn clear(&mut self) {
+        self.tail = empty_builders(&self.schema);
+        self.tail_rows = 0;
         self.chunks.clear();
         self.sealed_rows = 0;
         self.in_time_order = true;
         self.last_time = i64::MIN;
         self.memory.clear();
         self.replace_memory();
-        rows
     }
 
     fn take_tail(&mut self, symbols: &mut SymbolTable) -> Table {

@@ -7,6 +7,7 @@
 //! reloads on `\l .`.
 
 use strata_ipc::{Atom, K, Table};
+use strata_query::Cancel;
 
 use crate::request::Request;
 
@@ -16,28 +17,30 @@ pub const RELOAD_CALLS: [&str; 2] = ["\\l", ".strata.reload"];
 /// Names that run their string argument as SQL (`.s.e` is kdb+'s SQL entry point).
 pub const SQL_CALLS: [&str; 2] = [".s.e", "sql"];
 
-/// A process that answers queries: its tables for q's built-in forms, and SQL. Each
-/// call takes what locks it needs for that call only, so a long SQL statement does
-/// not hold up the process's other work.
+/// A process that answers queries: its tables for q's built-in forms, and SQL.
+/// Several of a server's query threads call it at once; each call takes what locks
+/// it needs for that call only, so a long SQL statement does not hold up the
+/// process's other work.
 pub trait Queries {
     /// Table names, sorted.
-    fn table_names(&mut self) -> Result<Vec<String>, String>;
+    fn table_names(&self) -> Result<Vec<String>, String>;
     /// A whole table, or an error naming the tables there are.
-    fn table(&mut self, name: &str) -> Result<Table, String>;
+    fn table(&self, name: &str) -> Result<Table, String>;
     /// A table's row count, without building it.
-    fn count(&mut self, name: &str) -> Result<usize, String>;
+    fn count(&self, name: &str) -> Result<usize, String>;
     /// The process's counters.
-    fn counters(&mut self) -> Result<K, String>;
-    /// Runs one SQL statement; the rows as a q table.
-    fn sql(&mut self, statement: &str) -> Result<K, String>;
+    fn counters(&self) -> Result<K, String>;
+    /// Runs one SQL statement, stopped when `cancel` fires (its client went away)
+    /// or the process's time limit passes; the rows as a q table.
+    fn sql(&self, statement: &str, cancel: &Cancel) -> Result<K, String>;
     /// Re-reads the tables (an HDB after end of day).
-    fn reload(&mut self) -> Result<K, String> {
+    fn reload(&self) -> Result<K, String> {
         Err("reload: only an HDB reloads".into())
     }
 }
 
-/// Evaluates `request` against `queries`.
-pub fn answer(queries: &mut dyn Queries, request: Request) -> Result<K, String> {
+/// Evaluates `request` against `queries`; `cancel` stops its SQL.
+pub fn answer(queries: &dyn Queries, request: Request, cancel: &Cancel) -> Result<K, String> {
     // `count t` counts without materialising the table.
     if let Request::Call(f, args) = &request
         && f == "count"
@@ -47,10 +50,10 @@ pub fn answer(queries: &mut dyn Queries, request: Request) -> Result<K, String> 
     {
         return Ok(K::Atom(Atom::Long(queries.count(t)? as i64)));
     }
-    request.eval(&mut |name, args| builtin(queries, name, args))
+    request.eval(&mut |name, args| builtin(queries, name, args, cancel))
 }
 
-fn builtin(queries: &mut dyn Queries, name: &str, args: Vec<K>) -> Result<K, String> {
+fn builtin(queries: &dyn Queries, name: &str, args: Vec<K>, cancel: &Cancel) -> Result<K, String> {
     match (name, args.as_slice()) {
         ("tables", []) => Ok(K::symbols(queries.table_names()?)),
         (".strata.counters", []) => queries.counters(),
@@ -58,7 +61,7 @@ fn builtin(queries: &mut dyn Queries, name: &str, args: Vec<K>) -> Result<K, Str
         // `select from t` with no columns or clauses is the table itself.
         ("select" | "from", [table @ K::Table(_)]) => Ok(table.clone()),
         (name, [statement]) if SQL_CALLS.contains(&name) => match statement.as_text() {
-            Some(text) => queries.sql(text),
+            Some(text) => queries.sql(text, cancel),
             None => Err(format!("{name}: expected the SQL statement as a string, got a {}", statement.describe())),
         },
         (name, _) if RELOAD_CALLS.contains(&name) => queries.reload(),

@@ -16,7 +16,7 @@
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -24,9 +24,9 @@ use strata_ipc::arrow::table_from_store;
 use strata_ipc::frame::plain_body;
 use strata_ipc::value::EPOCH_OFFSET_DAYS;
 use strata_ipc::view::{View, view};
-use strata_ipc::{Atom, Connection, Credentials, DEFAULT_MAX_MESSAGE, K, Table};
-use strata_query::{Engine, MemoryTable};
-use strata_store::{Database, Date};
+use strata_ipc::{Atom, Connection, Credentials, DEFAULT_MAX_MESSAGE, IpcError, K, Table};
+use strata_query::{Cancel, Engine, MemoryTable};
+use strata_store::{Database, Date, fault};
 
 use crate::clock::{self, Clock};
 use crate::counters::{Counters, Latency, TIMED_EVERY, counters_dict};
@@ -40,6 +40,7 @@ use crate::query::Queries;
 use crate::schema::{Schema, TableSchema};
 use crate::server::{Server, ServerConfig};
 use crate::service;
+use crate::sql::QueryLimits;
 use crate::subscription::{Backoff, Stop, Subscription, subscribe};
 use crate::symbols::SymbolTable;
 use crate::update::one_pass::{Stamp, read_update};
@@ -65,8 +66,8 @@ pub struct RdbConfig {
     /// Compression: a table spec file for every table, or a directory holding
     /// `<table>.toml` per table; `None` uses the database default.
     pub table_spec: Option<PathBuf>,
-    /// Bytes SQL may hold for sorts, aggregations and joins (`None`: no limit).
-    pub query_memory: Option<usize>,
+    /// What one query may take: memory, time, and how many run at once.
+    pub queries: QueryLimits,
 }
 
 /// The RDB's tables and figures, shared by the subscriber and the query thread.
@@ -231,21 +232,49 @@ pub fn unwritten_name(table: &str, date: Date) -> String {
 
 /// The RDB's answers: q's built-in forms under the state's lock, SQL through an
 /// engine over the tables' providers (sealed first, so SQL sees every row received).
+/// Several query threads use it at once.
 struct RdbQueries {
     state: Arc<RwLock<RdbState>>,
     engine: Engine,
     /// The unwritten tables registered with the engine, as of which version.
-    unwritten: (u64, Vec<String>),
+    unwritten: Mutex<(u64, Vec<String>)>,
 }
 
 impl RdbQueries {
     fn write(&self) -> Result<std::sync::RwLockWriteGuard<'_, RdbState>, String> {
         self.state.write().map_err(|_| "the RDB's tables are unavailable".to_string())
     }
+
+    /// Registers with the engine every provider that changed since the last
+    /// statement: today's tables (sealed, so SQL sees every row received) and the
+    /// tables an end of day could not write.
+    fn register_changes(&self) -> Result<(), String> {
+        let mut state = self.write()?;
+        let fresh = state.seal();
+        let version = state.unwritten_version;
+        let mut registered = self.unwritten.lock().map_err(|_| "the RDB's SQL tables are unavailable".to_string())?;
+        let kept = (version != registered.0).then(|| state.unwritten.clone());
+        drop(state);
+        for (name, provider) in fresh {
+            self.engine.register_memory_table(&name, provider).map_err(|e| e.to_string())?;
+        }
+        if let Some(kept) = kept {
+            for name in registered.1.drain(..) {
+                self.engine.deregister_table(&name).map_err(|e| e.to_string())?;
+            }
+            for (name, table) in kept {
+                let provider = MemoryTable::from_table(&table).map_err(|e| e.to_string())?;
+                self.engine.register_memory_table(&name, Arc::new(provider)).map_err(|e| e.to_string())?;
+                registered.1.push(name);
+            }
+            registered.0 = version;
+        }
+        Ok(())
+    }
 }
 
 impl Queries for RdbQueries {
-    fn table_names(&mut self) -> Result<Vec<String>, String> {
+    fn table_names(&self) -> Result<Vec<String>, String> {
         let state = self.write()?;
         let mut names: Vec<String> = state.row_counts().into_iter().map(|(n, _)| n).collect();
         names.extend(state.unwritten_names());
@@ -253,40 +282,21 @@ impl Queries for RdbQueries {
         Ok(names)
     }
 
-    fn table(&mut self, name: &str) -> Result<Table, String> {
+    fn table(&self, name: &str) -> Result<Table, String> {
         self.write()?.table(name)
     }
 
-    fn count(&mut self, name: &str) -> Result<usize, String> {
+    fn count(&self, name: &str) -> Result<usize, String> {
         self.write()?.count(name)
     }
 
-    fn counters(&mut self) -> Result<K, String> {
+    fn counters(&self) -> Result<K, String> {
         Ok(self.write()?.counters())
     }
 
-    fn sql(&mut self, statement: &str) -> Result<K, String> {
-        let state = self.state.clone();
-        let mut state = state.write().map_err(|_| "the RDB's tables are unavailable".to_string())?;
-        let fresh = state.seal();
-        let version = state.unwritten_version;
-        let kept = (version != self.unwritten.0).then(|| state.unwritten.clone());
-        drop(state);
-        for (name, provider) in fresh {
-            self.engine.register_memory_table(&name, provider).map_err(|e| e.to_string())?;
-        }
-        if let Some(kept) = kept {
-            for name in self.unwritten.1.drain(..) {
-                self.engine.deregister_table(&name).map_err(|e| e.to_string())?;
-            }
-            for (name, table) in kept {
-                let provider = MemoryTable::from_table(&table).map_err(|e| e.to_string())?;
-                self.engine.register_memory_table(&name, Arc::new(provider)).map_err(|e| e.to_string())?;
-                self.unwritten.1.push(name);
-            }
-            self.unwritten.0 = version;
-        }
-        crate::sql::run(&self.engine, statement)
+    fn sql(&self, statement: &str, cancel: &Cancel) -> Result<K, String> {
+        self.register_changes()?;
+        crate::sql::run(&self.engine, statement, cancel)
     }
 }
 
@@ -349,8 +359,11 @@ pub fn start(config: RdbConfig) -> Result<RdbHandle, TickError> {
     // Start-up recovery (issue 16): earlier days whose journal has no complete
     // partition (an RDB killed during or before their end of day) are written down
     // before the new day is served.
-    if let Some(journal) = &path {
-        recover_days(&config, journal, &schema, &mut days);
+    if let Some(journal) = &path
+        && recover_days(&config, journal, &schema, &mut days)
+    {
+        // The HDBs may have been serving without these days since the crash.
+        tell_hdbs(&config);
     }
     let mut state = RdbState::new(schema);
     if let Some(path) = path {
@@ -368,10 +381,11 @@ pub fn start(config: RdbConfig) -> Result<RdbHandle, TickError> {
                 outbox_limit: 1 << 30,
             })?;
             let addr = server.addr;
-            let engine = Engine::new(&crate::sql::engine_options(config.query_memory))
+            let engine = Engine::new(&crate::sql::engine_options(&config.queries))
                 .map_err(|e| TickError::Other(format!("rdb: cannot start the SQL engine: {e}")))?;
-            let queries = RdbQueries { state: state.clone(), engine, unwritten: (0, Vec::new()) };
-            service::serve("rdb", server, Box::new(queries)).map_err(|e| TickError::Other(e.to_string()))?;
+            let queries = RdbQueries { state: state.clone(), engine, unwritten: Mutex::new((0, Vec::new())) };
+            service::serve("rdb", server, Arc::new(queries), config.queries.threads)
+                .map_err(|e| TickError::Other(e.to_string()))?;
             log::line("rdb", &format!("answering queries (SQL included) on {addr}"));
             Some(addr)
         }
@@ -578,6 +592,7 @@ fn finish_days(
         if journal.is_some() || rows {
             log::line("rdb", &format!("the tickerplant ended {day} while the RDB was away: ending it"));
             end_of_day(state, config, days, day)?;
+            fault::point("rdb.resume.day-finished");
         }
         held.ended(day);
     }
@@ -729,12 +744,16 @@ fn end_of_day(state: &RwLock<RdbState>, config: &RdbConfig, days: &mut DayEnds, 
         Ok(fresh) => days.specs = fresh,
         Err(e) => log::line("rdb", &format!("end of day {date}: {e}; using the table specs last loaded")),
     }
+    fault::point("rdb.eod.received");
+    // A copy to write: the tables keep answering queries with the whole day until the
+    // HDBs serve it (nothing of the next day arrives meanwhile: this thread applies
+    // updates, and it is here).
     let mut tables: Vec<Unwritten> = {
         let mut guard = state.write().map_err(|_| TickError::Other("RDB state poisoned".into()))?;
         let RdbState { tables, symbols, .. } = &mut *guard;
-        let taken =
-            tables.iter_mut().map(|t| Unwritten { date, name: t.schema().name.clone(), table: t.take(symbols) });
-        taken.collect()
+        let copies =
+            tables.iter_mut().map(|t| Unwritten { date, name: t.schema().name.clone(), table: t.to_table(symbols) });
+        copies.collect()
     };
     tables.sort_by_key(|t| std::cmp::Reverse(t.table.len()));
     let mut pending = std::mem::take(&mut days.unwritten);
@@ -767,8 +786,23 @@ fn end_of_day(state: &RwLock<RdbState>, config: &RdbConfig, days: &mut DayEnds, 
             }
         }
     }
+    fault::point("rdb.eod.written");
+    if !written.is_empty() {
+        log::line(
+            "rdb",
+            &format!(
+                "end of day {date}: wrote {} to {} in {:.3} s",
+                written.join(", "),
+                config.db.display(),
+                started.elapsed().as_secs_f64()
+            ),
+        );
+        tell_hdbs(config);
+    }
+    fault::point("rdb.eod.hdbs-told");
     {
         let mut guard = state.write().map_err(|_| TickError::Other("RDB state poisoned".into()))?;
+        guard.tables.iter_mut().for_each(LiveTable::clear);
         let done = dates.into_iter().filter(|d| !days.unwritten.iter().any(|t| t.date == *d));
         guard.written.extend(done);
         guard.show_unwritten(&days.unwritten);
@@ -777,30 +811,27 @@ fn end_of_day(state: &RwLock<RdbState>, config: &RdbConfig, days: &mut DayEnds, 
         let kept: Vec<String> = days.unwritten.iter().map(Unwritten::describe).collect();
         log::line("rdb", &format!("end of day {date}: kept for the next end of day: {}", kept.join(", ")));
     }
-    if written.is_empty() {
-        return Ok(());
-    }
-    log::line(
-        "rdb",
-        &format!(
-            "end of day {date}: wrote {} to {} in {:.3} s",
-            written.join(", "),
-            config.db.display(),
-            started.elapsed().as_secs_f64()
-        ),
-    );
+    Ok(())
+}
+
+/// How long an HDB may take to reload after end of day before the RDB stops
+/// waiting (and empties its tables regardless).
+const HDB_RELOAD_TIMEOUT: Duration = Duration::from_secs(180);
+
+/// Tells every HDB to reload (`\l .`) and waits for each to answer, so a day leaves
+/// the RDB only once the HDBs serve it. As kdb+'s `.Q.hdpf` does, an HDB that cannot
+/// be reached is logged, not fatal.
+fn tell_hdbs(config: &RdbConfig) {
     for hdb in &config.hdbs {
-        // As kdb+'s .Q.hdpf does, a failed HDB connection is logged, not fatal.
         let told = Connection::connect_timeout(hdb, &config.user_password, Duration::from_secs(2)).and_then(|mut c| {
-            c.send_async(&K::string("\\l ."))?;
-            c.flush()
+            c.socket().set_read_timeout(Some(HDB_RELOAD_TIMEOUT)).map_err(|e| IpcError::io("a read timeout", e))?;
+            c.sync(&K::string("\\l ."))
         });
         match told {
-            Ok(()) => log::line("rdb", &format!("told HDB {hdb} to reload")),
-            Err(e) => log::line("rdb", &format!("could not tell HDB {hdb} to reload: {e}")),
+            Ok(_) => log::line("rdb", &format!("HDB {hdb} reloaded")),
+            Err(e) => log::line("rdb", &format!("could not have HDB {hdb} reload: {e}")),
         }
     }
-    Ok(())
 }
 
 /// Start-up recovery: every journal of the same schema dated before `journal` (the
@@ -808,8 +839,9 @@ fn end_of_day(state: &RwLock<RdbState>, config: &RdbConfig, days: &mut DayEnds, 
 /// serve completely is replayed and its missing tables written as that day. A day
 /// that cannot be written now is kept in `days.unwritten` (written at the next end
 /// of day; its journal stays for the next start too). Failures are logged: the new
-/// day is served regardless.
-fn recover_days(config: &RdbConfig, journal: &Path, schema: &Schema, days: &mut DayEnds) {
+/// day is served regardless. Says whether any day was written.
+fn recover_days(config: &RdbConfig, journal: &Path, schema: &Schema, days: &mut DayEnds) -> bool {
+    let mut wrote = false;
     let mut recover = || -> Result<(), TickError> {
         let db = Database::open(&config.db)?;
         for (date, path) in daywrite::earlier_journals(journal)? {
@@ -827,15 +859,19 @@ fn recover_days(config: &RdbConfig, journal: &Path, schema: &Schema, days: &mut 
             let what: Vec<String> = kept.iter().map(Unwritten::describe).collect();
             let refs: Vec<(&str, &strata_store::Table)> = kept.iter().map(|t| (t.name.as_str(), &t.table)).collect();
             match daywrite::write_day(&db, date, &refs, &days.specs) {
-                Ok(()) => log::line(
-                    "rdb",
-                    &format!(
-                        "recovery: wrote {} from {} in {:.3} s",
-                        what.join(", "),
-                        path.display(),
-                        started.elapsed().as_secs_f64()
-                    ),
-                ),
+                Ok(()) => {
+                    fault::point("rdb.recovery.written");
+                    wrote = true;
+                    log::line(
+                        "rdb",
+                        &format!(
+                            "recovery: wrote {} from {} in {:.3} s",
+                            what.join(", "),
+                            path.display(),
+                            started.elapsed().as_secs_f64()
+                        ),
+                    );
+                }
                 Err(e) => {
                     log::line(
                         "rdb",
@@ -850,6 +886,7 @@ fn recover_days(config: &RdbConfig, journal: &Path, schema: &Schema, days: &mut 
     if let Err(e) = recover() {
         log::line("rdb", &format!("recovery of earlier days beside {} failed: {e}", journal.display()));
     }
+    wrote
 }
 
 /// Every table of day journal `path`, replayed through the RDB's own update path

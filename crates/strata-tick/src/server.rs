@@ -11,17 +11,23 @@
 //! passing it.
 //!
 //! Any host that can reach the port can open connections, so each costs little
-//! until it sends data (two threads, one socket, buffers that grow on demand: tens
-//! of kilobytes), at most [`max_connections`] are open at once, a client has
-//! [`HANDSHAKE_TIMEOUT`] to complete its handshake, and refusals are logged at most
-//! once a second ([`log::Throttle`]). A server reachable from other hosts without a
-//! credentials file says so when it starts.
+//! until it logs in and sends data: a connection in its handshake holds no login
+//! slot, at most [`PRE_LOGIN_CONNECTIONS`] are in their handshake at once (past it the
+//! oldest is dropped) and each has [`HANDSHAKE_TIMEOUT`] to finish; at most
+//! [`max_connections`] are logged in at once. A logged-in connection's read buffer
+//! grows with the bytes that arrive, never with what a header promises; a message
+//! must arrive whole within [`MESSAGE_DEADLINE`] once started; the partial messages of
+//! all connections share [`PARTIAL_MESSAGE_BYTES`]; and a connection silent for
+//! a while gives its buffer back. Refusals are logged at most once a second
+//! ([`log::Throttle`]). A server reachable from other hosts without a credentials
+//! file says so when it starts.
 //!
 //! With TLS ([`ServerConfig::tls`]) the TLS handshake is part of the handshake
 //! (the same deadline, the same bound on connections), the reader thread reads the
 //! session through a [`TlsReader`] and sends go through the writer thread (a TLS
 //! record cannot be half-written from another thread, so there is no direct send).
 
+use std::collections::VecDeque;
 use std::io::{BufWriter, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -32,7 +38,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Sender, TrySendError, bounded, unbounded};
 use rustix::io::Errno;
 use rustix::net::SendFlags;
-use strata_ipc::reader::FrameReader;
+use strata_ipc::reader::{FrameReader, PartialBudget, ReadLimits};
 use strata_ipc::tls::{ServerTls, TLS_HANDSHAKE_RECORD, TlsMode, TlsReader, TlsSocket, TlsWriter};
 use strata_ipc::{Credentials, HEADER_LEN, Header, K, MessageKind, encode_message, handshake};
 
@@ -56,6 +62,17 @@ pub const KEPT_BUFFER_BYTES: usize = 16 << 20;
 /// How long a new connection has to complete its handshake (all of it: a client
 /// sending a byte at a time gets no longer).
 pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a message may take to arrive whole once its first bytes have (a client
+/// that promises a large message and goes silent is dropped then).
+pub const MESSAGE_DEADLINE: Duration = Duration::from_secs(60);
+/// How often a silent connection's reader wakes to check [`MESSAGE_DEADLINE`] (and,
+/// with nothing in progress, to give its buffer back).
+const READ_TICK: Duration = Duration::from_secs(15);
+/// Bytes all of one server's connections may hold in read buffers beyond a small
+/// first chunk each: partial messages, mostly. A message is taken in as its bytes
+/// arrive, so this bounds what clients can make a server allocate by sending
+/// headers that promise large messages.
+pub const PARTIAL_MESSAGE_BYTES: usize = 1 << 30;
 /// Connections a server keeps open at once unless [`set_max_connections`] says
 /// otherwise: each has two threads, so this bounds threads and memory too.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 256;
@@ -297,16 +314,28 @@ pub struct ServerConfig {
     pub outbox_limit: usize,
 }
 
+/// Connections a server lets be in their handshake at once, apart from the
+/// logged-in ones: past it the oldest still handshaking is dropped, so sockets that
+/// connect and never log in cannot keep clients out (they hold no login slot, and
+/// each lasts at most [`HANDSHAKE_TIMEOUT`] or until [`PRE_LOGIN_CONNECTIONS`] newer
+/// ones arrive).
+pub const PRE_LOGIN_CONNECTIONS: usize = 64;
+
 /// What every connection of one server shares.
 struct Shared {
     config: ServerConfig,
-    /// Connections open now (handshake included).
+    /// Connections logged in now.
     open: AtomicUsize,
     /// The bound on `open`, read from [`max_connections`] at start.
     max_connections: usize,
+    /// Connections in their handshake, oldest first, with a handle to drop them by.
+    handshaking: Mutex<VecDeque<(ConnId, TcpStream)>>,
     /// Refused connections (bad handshakes, wrong passwords, too many clients) are
     /// logged through this, at most one line a second.
     refusals: Mutex<log::Throttle>,
+    /// What every connection's read buffer may hold together
+    /// ([`PARTIAL_MESSAGE_BYTES`]).
+    partial: Arc<PartialBudget>,
 }
 
 impl Shared {
@@ -360,6 +389,8 @@ impl Server {
             open: AtomicUsize::new(0),
             max_connections: max_connections(),
             refusals: Mutex::new(log::Throttle::new()),
+            partial: Arc::new(PartialBudget::new(PARTIAL_MESSAGE_BYTES)),
+            handshaking: Mutex::new(VecDeque::new()),
         });
         thread::Builder::new()
             .name(format!("{role}-accept"))
@@ -383,29 +414,57 @@ fn accept_loop(listener: TcpListener, shared: Arc<Shared>, tx: Sender<Event>, st
             return;
         }
         let Ok(stream) = stream else { continue };
-        if shared.open.fetch_add(1, Ordering::AcqRel) >= shared.max_connections {
-            shared.open.fetch_sub(1, Ordering::AcqRel);
-            if let Ok(peer) = stream.peer_addr() {
-                shared.refused(
-                    peer,
-                    format_args!(
-                        "{} connections are open, the most allowed (--max-connections)",
-                        shared.max_connections
-                    ),
-                );
-            }
+        let id = next_id.fetch_add(1, Ordering::Relaxed);
+        if !shared.start_handshake(id, &stream) {
             continue;
         }
-        let id = next_id.fetch_add(1, Ordering::Relaxed);
         let (connection, tx) = (shared.clone(), tx.clone());
-        let spawned = thread::Builder::new().name(format!("{}-conn{id}", shared.config.role)).spawn(move || {
-            let _slot = OpenSlot(&connection.open);
-            serve_connection(id, stream, &connection, tx)
-        });
+        let spawned = thread::Builder::new()
+            .name(format!("{}-conn{id}", shared.config.role))
+            .spawn(move || serve_connection(id, stream, &connection, tx));
         if spawned.is_err() {
-            // The thread never ran, so its slot was never taken back.
-            shared.open.fetch_sub(1, Ordering::AcqRel);
+            shared.end_handshake(id);
         }
+    }
+}
+
+impl Shared {
+    /// Counts connection `id` as handshaking, dropping the oldest one still
+    /// handshaking when [`PRE_LOGIN_CONNECTIONS`] are; `false` if it cannot be kept.
+    fn start_handshake(&self, id: ConnId, stream: &TcpStream) -> bool {
+        let Ok(handle) = stream.try_clone() else { return false };
+        let mut handshaking = self.handshaking.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if handshaking.len() >= PRE_LOGIN_CONNECTIONS
+            && let Some((_, oldest)) = handshaking.pop_front()
+        {
+            let _ = oldest.shutdown(std::net::Shutdown::Both);
+            if let Ok(peer) = oldest.peer_addr() {
+                self.refused(
+                    peer,
+                    format_args!("{PRE_LOGIN_CONNECTIONS} connections were in their handshake: the oldest is dropped"),
+                );
+            }
+        }
+        handshaking.push_back((id, handle));
+        true
+    }
+
+    /// Connection `id`'s handshake ended (either way).
+    fn end_handshake(&self, id: ConnId) {
+        let mut handshaking = self.handshaking.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        handshaking.retain(|(held, _)| *held != id);
+    }
+
+    /// Takes a logged-in slot, or says why there is none.
+    fn take_login_slot(&self) -> Result<(), String> {
+        if self.open.fetch_add(1, Ordering::AcqRel) >= self.max_connections {
+            self.open.fetch_sub(1, Ordering::AcqRel);
+            return Err(format!(
+                "{} connections are logged in, the most allowed (--max-connections)",
+                self.max_connections
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -482,11 +541,25 @@ impl Write for SharedSocket {
 /// The handshakes of a new connection within [`HANDSHAKE_TIMEOUT`]: TLS (when the
 /// server has it and the client starts it, or must), then kdb+'s with the
 /// credentials checked. The user, and the connection's socket or TLS session.
-fn open(stream: TcpStream, peer: SocketAddr, config: &ServerConfig) -> Result<(String, Link), String> {
+///
+/// A logged-in slot is taken once the credentials check passes, before the client
+/// is told it is in (so a full server refuses in the handshake); `slot` says
+/// whether it was, for the caller to give it back.
+fn open(
+    stream: TcpStream,
+    peer: SocketAddr,
+    shared: &Shared,
+    slot: &std::cell::Cell<bool>,
+) -> Result<(String, Link), String> {
+    let config = &shared.config;
     let deadline = Instant::now() + HANDSHAKE_TIMEOUT;
-    let check = |user: &str, password: &str| match &config.credentials {
-        Some(credentials) => credentials.verify(user, password, peer.ip(), deadline).map_err(|e| e.to_string()),
-        None => Ok(()),
+    let check = |user: &str, password: &str| {
+        if let Some(credentials) = &config.credentials {
+            credentials.verify(user, password, peer.ip(), deadline).map_err(|e| e.to_string())?;
+        }
+        shared.take_login_slot()?;
+        slot.set(true);
+        Ok(())
     };
     let mut io = HandshakeStream { stream: &stream, deadline };
     let tls = match &config.tls {
@@ -521,16 +594,25 @@ fn serve_connection(id: ConnId, stream: TcpStream, shared: &Shared, tx: Sender<E
     let config = &shared.config;
     let peer = match stream.peer_addr() {
         Ok(p) => p,
-        Err(_) => return,
+        Err(_) => {
+            shared.end_handshake(id);
+            return;
+        }
     };
-    let (user, link) = match open(stream, peer, config) {
+    let slot = std::cell::Cell::new(false);
+    let opened = open(stream, peer, shared, &slot);
+    shared.end_handshake(id);
+    let _slot = slot.get().then(|| OpenSlot(&shared.open));
+    let (user, link) = match opened {
         Ok(opened) => opened,
         Err(e) => {
             shared.refused(peer, e);
             return;
         }
     };
-    let _ = link.socket().set_read_timeout(None);
+    // The reader wakes this often while the peer is silent, to hold it to
+    // MESSAGE_DEADLINE (an idle connection just keeps waiting).
+    let _ = link.socket().set_read_timeout(Some(READ_TICK));
     let _ = link.socket().set_nodelay(true);
     // Unbounded in frames (bounded by `OUTBOX_FRAMES` and the byte limit when
     // sending): memory for frames queued only, none for an idle connection.
@@ -562,16 +644,18 @@ fn serve_connection(id: ConnId, stream: TcpStream, shared: &Shared, tx: Sender<E
     if tx.send(Event::Opened { id, peer, user, outbox: outbox.clone() }).is_err() {
         return;
     }
+    let limits = ReadLimits { message_deadline: Some(MESSAGE_DEADLINE), budget: Some(shared.partial.clone()) };
     let reason = match &link {
-        Link::Plain(socket) => read_loop(id, &**socket, config.max_message, &tx),
-        Link::Tls(tls) => read_loop(id, TlsReader::new(tls.clone()), config.max_message, &tx),
+        Link::Plain(socket) => read_loop(id, FrameReader::with_limits(&**socket, config.max_message, limits), &tx),
+        Link::Tls(tls) => {
+            read_loop(id, FrameReader::with_limits(TlsReader::new(tls.clone()), config.max_message, limits), &tx)
+        }
     };
     outbox.close();
     let _ = tx.send(Event::Closed { id, reason });
 }
 
-fn read_loop(id: ConnId, stream: impl Read, max_message: usize, tx: &Sender<Event>) -> String {
-    let mut reader = FrameReader::new(stream, max_message);
+fn read_loop(id: ConnId, mut reader: FrameReader<impl Read>, tx: &Sender<Event>) -> String {
     loop {
         match reader.fill() {
             Ok(true) => {}

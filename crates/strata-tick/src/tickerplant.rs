@@ -21,6 +21,7 @@
 //! forced `.u.end[]` survives a crash. Rolled journals are never deleted here: they
 //! stay until an operator removes them once their day is written.
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -33,13 +34,14 @@ use strata_ipc::frame::plain_body;
 use strata_ipc::value::EPOCH_OFFSET_DAYS;
 use strata_ipc::view::{View, to_value, view};
 use strata_ipc::{Atom, Credentials, Header, K, MessageKind};
-use strata_store::Date;
+use strata_store::{Date, fault};
 
 use crate::clock::{self, Clock};
 use crate::counters::{Latency, TIMED_EVERY, counters_dict};
 use crate::error::TickError;
 use crate::journal::{Cut, FsyncPolicy, Journal, Recovery, WriteMode, journal_dates, journal_path};
 use crate::log;
+use crate::new_symbols::{DEFAULT_MAX_NEW_SYMBOLS, NewSymbols};
 use crate::pubsub::{Publisher, SlowPolicy};
 use crate::request::Request;
 use crate::schema::Schema;
@@ -87,6 +89,9 @@ pub struct TickerplantConfig {
     pub hop_times: bool,
     /// The largest message accepted.
     pub max_message: usize,
+    /// New symbols each publisher (user and address) may add in a day (`None`: no
+    /// bound; see [`crate::new_symbols`]).
+    pub max_new_symbols: Option<usize>,
 }
 
 impl TickerplantConfig {
@@ -108,6 +113,7 @@ impl TickerplantConfig {
             slow_policy: SlowPolicy::Disconnect,
             hop_times: false,
             max_message: strata_ipc::DEFAULT_MAX_MESSAGE,
+            max_new_symbols: Some(DEFAULT_MAX_NEW_SYMBOLS),
         }
     }
 }
@@ -190,6 +196,10 @@ struct Tickerplant {
     refusals: log::Throttle,
     /// Log lines for refused async messages: a client can send them at will.
     rejections: log::Throttle,
+    /// The bound on new symbols per publisher and day.
+    new_symbols: NewSymbols,
+    /// Each connection's publisher name for that bound: `user@address`.
+    publishers: HashMap<ConnId, String>,
 }
 
 /// Why an update was not taken.
@@ -217,6 +227,7 @@ impl Refused {
 impl Tickerplant {
     fn new(config: TickerplantConfig) -> Result<Tickerplant, TickError> {
         let date = resume_date(&config)?;
+        let config_max_new_symbols = config.max_new_symbols;
         let scratch: Vec<WireColumns> =
             config.schema.tables.iter().map(|t| WireColumns::new(t.columns.len())).collect();
         let publisher = Publisher::new("tp", config.schema.clone(), config.slow_policy);
@@ -238,6 +249,8 @@ impl Tickerplant {
             journal_refused: 0,
             refusals: log::Throttle::new(),
             rejections: log::Throttle::new(),
+            new_symbols: NewSymbols::new(config_max_new_symbols),
+            publishers: HashMap::new(),
         };
         tp.open_journal()?;
         Ok(tp)
@@ -317,8 +330,14 @@ impl Tickerplant {
     /// Handles one event; returns the messages it held.
     fn handle(&mut self, event: Event) -> Result<usize, TickError> {
         match event {
-            Event::Opened { peer, user, outbox, .. } => self.publisher.opened(outbox, peer, user),
-            Event::Closed { id, reason } => self.publisher.closed(id, &reason),
+            Event::Opened { id, peer, user, outbox } => {
+                self.publishers.insert(id, format!("{user}@{}", peer.ip()));
+                self.publisher.opened(outbox, peer, user);
+            }
+            Event::Closed { id, reason } => {
+                self.publishers.remove(&id);
+                self.publisher.closed(id, &reason);
+            }
             Event::Frames { id, frames, .. } => return self.messages(id, &frames),
         }
         Ok(0)
@@ -344,7 +363,7 @@ impl Tickerplant {
             };
             let tables = &self.config.schema.tables;
             if let Some(read) = read_update(&body, tables, &mut self.scratch, now, Stamp::Refused) {
-                let result = self.log_and_publish(read.table);
+                let result = self.log_and_publish(id, read.table);
                 self.answer_update(id, header.kind, result);
                 continue;
             }
@@ -356,7 +375,7 @@ impl Tickerplant {
                 }
             };
             if let Some((table, data, None)) = update_message(&message) {
-                let result = self.upd(table, &data, now);
+                let result = self.upd(id, table, &data, now);
                 self.answer_update(id, header.kind, result);
                 continue;
             }
@@ -427,7 +446,7 @@ impl Tickerplant {
                     .ok_or_else(|| format!("upd: table must be a symbol, got a {}", args[0].describe()))?;
                 let data = strata_ipc::to_bytes(&args[1]);
                 let data = view(&data).map_err(|e| e.to_string())?;
-                self.upd(table, &data, self.config.clock.now_nanos()).map_err(Refused::into_message)?;
+                self.upd(id, table, &data, self.config.clock.now_nanos()).map_err(Refused::into_message)?;
                 Ok(K::Identity)
             }
             ".u.sub" => {
@@ -466,20 +485,26 @@ impl Tickerplant {
 
     /// `upd[table; data]`: checks the update, journals it, and publishes it (or
     /// buffers it for the publish timer).
-    fn upd(&mut self, table: &str, data: &View<'_>, now: i64) -> Result<(), Refused> {
+    fn upd(&mut self, id: ConnId, table: &str, data: &View<'_>, now: i64) -> Result<(), Refused> {
         let tables = &self.config.schema.tables;
         let at = tables.iter().position(|t| t.name == table).ok_or_else(|| {
             let names: Vec<&str> = tables.iter().map(|t| t.name.as_str()).collect();
             format!("upd: no table {table}; tables: {}", names.join(" "))
         })?;
         self.scratch[at].append_update(&tables[at], data, now)?;
-        self.log_and_publish(at)
+        self.log_and_publish(id, at)
     }
 
-    /// Journals the update held in table `at`'s scratch columns and publishes it (or
-    /// stages it for the publish timer), leaving the scratch columns empty. Its
-    /// messages go out at commit, once the journal holds it.
-    fn log_and_publish(&mut self, at: usize) -> Result<(), Refused> {
+    /// Journals the update connection `id` sent, held in table `at`'s scratch
+    /// columns, and publishes it (or stages it for the publish timer), leaving the
+    /// scratch columns empty. Its messages go out at commit, once the journal holds
+    /// it. An update past its publisher's bound on new symbols is refused first.
+    fn log_and_publish(&mut self, id: ConnId, at: usize) -> Result<(), Refused> {
+        let who = self.publishers.get(&id).map_or("a publisher", String::as_str);
+        if let Err(e) = self.new_symbols.admit(who, &self.config.schema.tables[at], &self.scratch[at]) {
+            self.scratch[at].clear();
+            return Err(Refused::Invalid(e));
+        }
         let Tickerplant {
             config,
             publisher,
@@ -629,23 +654,35 @@ impl Tickerplant {
         Ok(())
     }
 
-    /// kdb+'s `.u.endofday`: publish what is buffered, send `.u.end[date]` to every
-    /// subscriber, move to the next date and open its journal.
+    /// kdb+'s `.u.endofday`, in the order that survives a crash at any step: publish
+    /// what is buffered, sync day D's journal, create day D+1's (empty, synced with
+    /// its directory), and only then send `.u.end[D]` and move to D+1. A tickerplant
+    /// killed before D+1's journal exists restarts on D with its subscribers still on
+    /// D; one killed after restarts on D+1 (the newest journal), and a subscriber
+    /// that never saw `.u.end` finishes D from D's journal when it resumes. Never does
+    /// a restarted tickerplant acknowledge into a day its subscribers have ended.
     fn end_of_day(&mut self) -> Result<(), TickError> {
         self.commit();
         self.flush_batch();
         let ended = self.date;
-        let told = self.publisher.end_of_day(ended.0 - EPOCH_OFFSET_DAYS);
-        let journal = match self.journal.take() {
+        let next = Date(ended.0 + 1);
+        fault::point("tp.eod.flushed");
+        let closed = match self.journal.take() {
             Some(mut j) => {
                 j.sync()?;
                 format!("; journal {} closed with {} records", j.path().display(), j.records())
             }
             None => String::new(),
         };
-        log::line("tp", &format!("end of day {ended}: sent .u.end to {told} subscribers{journal}"));
-        self.date = Date(ended.0 + 1);
-        self.open_journal()
+        fault::point("tp.eod.journal-synced");
+        self.date = next;
+        self.new_symbols.new_day();
+        self.open_journal()?;
+        fault::point("tp.eod.next-journal-created");
+        let told = self.publisher.end_of_day(ended.0 - EPOCH_OFFSET_DAYS);
+        fault::point("tp.eod.end-sent");
+        log::line("tp", &format!("end of day {ended}: sent .u.end to {told} subscribers{closed}"));
+        Ok(())
     }
 
     fn counters(&self) -> K {
@@ -659,6 +696,7 @@ impl Tickerplant {
             ("journalBytes", journal.map_or(0, |j| j.bytes())),
             ("publishedRecords", self.published_records),
             ("journalRefused", self.journal_refused),
+            ("symbolsRefused", self.new_symbols.refused),
         ];
         counters_dict(&self.publisher.counters, &gauges, &[("tplog", &self.tplog), ("tppub", &self.tppub)])
     }

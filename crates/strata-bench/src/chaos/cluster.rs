@@ -60,6 +60,11 @@ impl Role {
     }
 }
 
+/// The tickerplant's steps inside `.u.end[]` slowed (see `strata_store::fault`), so
+/// a kill at a random moment of the call lands before, between or after them.
+pub(crate) const TP_END_OF_DAY_FAULTS: &str =
+    "tp.eod.flushed=sleep:30;tp.eod.journal-synced=sleep:30;tp.eod.next-journal-created=sleep:30";
+
 /// The three processes, their ports and their files under one directory.
 pub(crate) struct Cluster {
     strata: PathBuf,
@@ -123,7 +128,11 @@ impl Cluster {
         let path = self.log(role);
         let log = OpenOptions::new().create(true).append(true).open(&path).map_err(|e| ChaosError::io(&path, e))?;
         let err: File = log.try_clone().map_err(|e| ChaosError::io(&path, e))?;
-        let child = Command::new(&self.strata)
+        let mut command = Command::new(&self.strata);
+        if role == Role::Tickerplant {
+            command.env(strata_store::fault::FAULTS_VARIABLE, TP_END_OF_DAY_FAULTS);
+        }
+        let child = command
             .args(self.args(role))
             .stdin(Stdio::null())
             .stdout(log)

@@ -3,13 +3,17 @@
 //! processes on loopback while a sync feed sends numbered rows; end of day is forced
 //! on a timer; a random process is killed with SIGKILL at random moments (the RDB
 //! also shortly after an end of day, while it writes the day) and restarted with the
-//! same arguments. At the end every row id on disk and in the RDB is counted against
-//! what the tickerplant answered: acknowledged rows must be there exactly once,
-//! refused ones not at all.
+//! same arguments; some end of days are interrupted by killing the tickerplant
+//! inside `.u.end[]` (its steps slowed by fault points so the kill lands there). A
+//! reader asks the HDB for every day's figures throughout ([`readers`]). At the end
+//! every row id on disk and in the RDB is counted against what the tickerplant
+//! answered: acknowledged rows must be there exactly once, refused ones not at all,
+//! and no reader may have seen a mixed or failed answer.
 
 mod audit;
 mod cluster;
 mod feed;
+mod readers;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -21,6 +25,8 @@ pub use audit::Audit;
 use cluster::Cluster;
 pub use cluster::Role;
 use feed::{Answer, Feed, Ledger};
+pub use readers::ReaderReport;
+use readers::Readers;
 
 /// How long the final phase waits for every process to answer again.
 const SETTLE_TIMEOUT: Duration = Duration::from_secs(180);
@@ -99,6 +105,10 @@ pub struct ChaosOptions {
     pub end_of_day_every: Duration,
     /// Share of end of days after which the RDB is killed while it writes the day.
     pub kill_during_end_of_day: f64,
+    /// Share of end of days during which the tickerplant is killed inside `.u.end[]`.
+    pub kill_tickerplant_in_end_of_day: f64,
+    /// Whether a reader asks the HDB for every day's figures throughout.
+    pub readers: bool,
     /// Sync updates a second the feed sends.
     pub rate: f64,
     /// Rows per update.
@@ -123,6 +133,8 @@ impl ChaosOptions {
             kill_every: (Duration::from_secs(4), Duration::from_secs(14)),
             end_of_day_every: Duration::from_secs(20),
             kill_during_end_of_day: 0.5,
+            kill_tickerplant_in_end_of_day: 0.25,
+            readers: true,
             rate: 1000.0,
             rows: 10,
             fsync: "none".into(),
@@ -166,6 +178,15 @@ pub struct ChaosOutcome {
     pub audit: Audit,
     /// The first refusal texts.
     pub refusals: Vec<String>,
+    /// What the HDB's reader saw (`None`: no reader ran).
+    pub readers: Option<ReaderReport>,
+}
+
+impl ChaosOutcome {
+    /// Whether nothing was lost, duplicated, stored wrongly, or read mixed or failed.
+    pub fn clean(&self) -> bool {
+        self.audit.clean() && self.readers.as_ref().is_none_or(|r| r.mixed == 0 && r.failed == 0)
+    }
 }
 
 impl ChaosOutcome {
@@ -197,6 +218,7 @@ pub fn run(options: &ChaosOptions) -> Result<ChaosOutcome, ChaosError> {
         wait_until_answers(&mut cluster, role)?;
     }
     let feed = Feed::start(cluster.addr(Role::Tickerplant), options.rate, options.rows);
+    let readers = options.readers.then(|| Readers::start(cluster.addr(Role::Hdb)));
     let mut supervisor = Supervisor::new(options);
     let bar = crate::progress::bar(options.progress, options.duration.as_secs());
     let started = Instant::now();
@@ -210,12 +232,19 @@ pub fn run(options: &ChaosOptions) -> Result<ChaosOutcome, ChaosError> {
     let seconds = started.elapsed().as_secs_f64();
     supervisor.settle(&mut cluster, started)?;
     let ledger = feed.finish();
+    let readers = readers.map(Readers::finish);
     wait_for_rdb_to_catch_up(&cluster);
     let audit = audit::audit(&cluster, &ledger)?;
-    Ok(outcome(seconds, supervisor, ledger, audit))
+    Ok(outcome(seconds, supervisor, ledger, audit, readers))
 }
 
-fn outcome(seconds: f64, supervisor: Supervisor, ledger: Ledger, audit: Audit) -> ChaosOutcome {
+fn outcome(
+    seconds: f64,
+    supervisor: Supervisor,
+    ledger: Ledger,
+    audit: Audit,
+    readers: Option<ReaderReport>,
+) -> ChaosOutcome {
     ChaosOutcome {
         seconds,
         updates: ledger.answers.len() as u64,
@@ -226,6 +255,7 @@ fn outcome(seconds: f64, supervisor: Supervisor, ledger: Ledger, audit: Audit) -
         events: supervisor.events,
         audit,
         refusals: ledger.refusals,
+        readers,
     }
 }
 
@@ -235,6 +265,7 @@ struct Supervisor {
     kill_every: (Duration, Duration),
     end_of_day_every: Duration,
     kill_during_end_of_day: f64,
+    kill_tickerplant_in_end_of_day: f64,
     lives: [(Role, Life); 3],
     next_kill: Instant,
     next_end_of_day: Instant,
@@ -251,6 +282,7 @@ impl Supervisor {
             kill_every: options.kill_every,
             end_of_day_every: options.end_of_day_every,
             kill_during_end_of_day: options.kill_during_end_of_day,
+            kill_tickerplant_in_end_of_day: options.kill_tickerplant_in_end_of_day,
             lives: Role::ALL.map(|r| (r, Life::default())),
             next_kill: now,
             next_end_of_day: now + options.end_of_day_every,
@@ -278,7 +310,9 @@ impl Supervisor {
         let now = Instant::now();
         if now >= self.next_end_of_day {
             self.next_end_of_day = now + self.end_of_day_every;
-            if self.force_end_of_day(cluster) && self.rng.chance(self.kill_during_end_of_day) {
+            if self.rng.chance(self.kill_tickerplant_in_end_of_day) {
+                self.kill_inside_end_of_day(cluster, started);
+            } else if self.force_end_of_day(cluster) && self.rng.chance(self.kill_during_end_of_day) {
                 let delay = Duration::from_millis(50) + Duration::from_millis(1450).mul_f64(self.rng.next_f64());
                 self.rdb_kill_at = Some(now + delay);
             }
@@ -338,6 +372,19 @@ impl Supervisor {
         self.went_down(role, what.into(), started);
         let pause = RESTART_PAUSE.mul_f64(self.rng.next_f64());
         self.life(role).restart_at = Some(Instant::now() + pause);
+    }
+
+    /// Forces `.u.end[]` from another thread and kills the tickerplant while it runs
+    /// it: its steps sleep at fault points ([`cluster::TP_END_OF_DAY_FAULTS`]), so a
+    /// kill 0-120 ms into the call lands before, between or after them.
+    fn kill_inside_end_of_day(&mut self, cluster: &mut Cluster, started: Instant) {
+        let addr = cluster.addr(Role::Tickerplant);
+        std::thread::spawn(move || {
+            let mut tp = strata_ipc::Connection::connect_timeout(&addr, "", Duration::from_secs(2))?;
+            tp.sync(&strata_ipc::K::string(".u.end[]"))
+        });
+        std::thread::sleep(Duration::from_millis(120).mul_f64(self.rng.next_f64()));
+        self.kill(cluster, Role::Tickerplant, "kill inside end of day", started);
     }
 
     /// Sends `.u.end[]` to the tickerplant; whether it was answered without error.
@@ -412,11 +459,13 @@ pub fn report(options: &ChaosOptions, outcome: &ChaosOutcome) -> Report {
         options.dir.display()
     ));
     let a = &outcome.audit;
-    let verdict = if a.clean() {
-        "PASS: nothing acknowledged lost, nothing duplicated".to_string()
+    let (mixed, failed) = outcome.readers.as_ref().map_or((0, 0), |r| (r.mixed, r.failed));
+    let verdict = if outcome.clean() {
+        "PASS: nothing acknowledged lost, nothing duplicated, no mixed or failed answer".to_string()
     } else {
         format!(
-            "FAIL: {} acknowledged rows lost, {} duplicated, {} refused rows stored, {} never sent, {} unreadable partitions",
+            "FAIL: {} acknowledged rows lost, {} duplicated, {} refused rows stored, {} never sent, {} unreadable \
+             partitions, {mixed} mixed and {failed} failed answers",
             a.lost,
             a.duplicated,
             a.refused_stored,
@@ -425,7 +474,7 @@ pub fn report(options: &ChaosOptions, outcome: &ChaosOutcome) -> Report {
         )
     };
     // A failure is what the run is for: shown as a warning, not a paragraph.
-    if a.clean() {
+    if outcome.clean() {
         report.push_note(verdict);
     } else {
         report.push_warning(verdict);
@@ -435,6 +484,9 @@ pub fn report(options: &ChaosOptions, outcome: &ChaosOutcome) -> Report {
     }
     for bad in &a.unreadable {
         report.push_note(format!("unreadable partition: {bad}"));
+    }
+    for sample in outcome.readers.iter().flat_map(|r| &r.samples) {
+        report.push_note(format!("a reader's answer: {sample}"));
     }
     report.push_table(summary(outcome));
     report.push_table(per_process(outcome));
@@ -478,6 +530,9 @@ fn summary(outcome: &ChaosOutcome) -> Table {
         ("rows the HDB serves", hdb),
         ("rows in the RDB", (a.in_rdb as f64).into()),
         ("end of days forced", (outcome.end_of_days as f64).into()),
+        ("reader answers", outcome.readers.as_ref().map_or(Cell::from("no reader"), |r| (r.answers as f64).into())),
+        ("mixed answers", outcome.readers.as_ref().map_or(Cell::from("no reader"), |r| (r.mixed as f64).into())),
+        ("failed answers", outcome.readers.as_ref().map_or(Cell::from("no reader"), |r| (r.failed as f64).into())),
         ("processes killed", outcome.kills().into()),
         ("recoveries (answered again)", outcome.recoveries().into()),
     ];
@@ -493,7 +548,7 @@ fn per_process(outcome: &ChaosOutcome) -> Table {
         vec![
             Column::text("process"),
             Column::number("kills", 0),
-            Column::number("during end of day", 0),
+            Column::number("during or inside end of day", 0),
             Column::number("exits of its own", 0),
             Column::number("recovered", 0),
             Column::number("recovery p50 s", 2),
@@ -510,7 +565,7 @@ fn per_process(outcome: &ChaosOutcome) -> Table {
         table.push_row(vec![
             role.name().into(),
             count("kill").into(),
-            count("kill during").into(),
+            (count("kill during") + count("kill inside")).into(),
             count("exit").into(),
             times.len().into(),
             p50.into(),
@@ -561,6 +616,7 @@ mod tests {
             ],
             audit: Audit { lost, hdb_serves: Some(0), ..Audit::default() },
             refusals: Vec::new(),
+            readers: Some(ReaderReport::default()),
         }
     }
 

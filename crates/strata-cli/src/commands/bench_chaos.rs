@@ -38,6 +38,12 @@ pub struct ChaosArgs {
     /// The tickerplant's fsync policy (`none`, `ack`, or a period such as `100ms`).
     #[arg(long, default_value = "none")]
     fsync: String,
+    /// Share of end of days (0-1) during which the tickerplant is killed inside `.u.end[]`.
+    #[arg(long, default_value_t = 0.25)]
+    kill_tickerplant_in_end_of_day: f64,
+    /// Run without the reader that asks the HDB for every day's figures throughout.
+    #[arg(long)]
+    no_readers: bool,
     /// Directory for the CSV files and the HTML page.
     #[arg(long, default_value = "strata-reports")]
     out: PathBuf,
@@ -66,10 +72,12 @@ pub fn run(args: ChaosArgs) -> CliResult {
     options.rate = args.rate;
     options.rows = args.rows.max(1);
     options.fsync = args.fsync;
+    options.kill_tickerplant_in_end_of_day = args.kill_tickerplant_in_end_of_day.clamp(0.0, 1.0);
+    options.readers = !args.no_readers;
     options.progress = true;
     let outcome = chaos::run(&options)?;
     publish(&chaos::report(&options, &outcome), &args.out, "chaos")?;
-    if !outcome.audit.clean() {
+    if !outcome.clean() {
         return Err(format!("chaos: the audit failed; journals, database and logs are in {}", dir.display()).into());
     }
     if temporary {

@@ -15,6 +15,7 @@ use strata_codec::CompressionSpec;
 use strata_ipc::arrow::table_to_store;
 use strata_ipc::{Atom, Connection, K};
 use strata_store::{Attribute, Database, Date, DbConfig, Durability, TableLocation, TableSpec, TableWrite};
+use strata_tick::sql::QueryLimits;
 use strata_tick::feed::{self, FeedConfig, FeedReport, FeedTable};
 use strata_tick::hdb::{self, HdbConfig};
 use strata_tick::rdb::{self, RdbConfig};
@@ -175,7 +176,7 @@ fn run_tick(args: &DemoArgs) -> CliResult {
         listen: "127.0.0.1:0".into(),
         credentials: None,
         tls: None,
-        query_memory: None,
+        queries: QueryLimits::default(),
     })?;
     let rdb = rdb::start(RdbConfig {
         tp: tp.addr.to_string(),
@@ -186,7 +187,7 @@ fn run_tick(args: &DemoArgs) -> CliResult {
         tls: None,
         hdbs: vec![hdb.addr.to_string()],
         table_spec: Some(spec),
-        query_memory: None,
+        queries: QueryLimits::default(),
     })?;
     let rdb_addr = rdb.addr.expect("the demo RDB listens").to_string();
     println!("tickerplant {}, RDB {rdb_addr}, HDB {} on loopback; data in {}", tp.addr, hdb.addr, args.dir.display());

@@ -15,6 +15,7 @@ use strata_tick::journal::{FsyncPolicy, Recovery, WriteMode};
 use strata_tick::pubsub::SlowPolicy;
 use strata_tick::rdb::{self, RdbConfig};
 use strata_tick::schema::Schema;
+use strata_tick::sql::QueryLimits;
 use strata_tick::tickerplant::{self, TickerplantConfig};
 
 use super::CliResult;
@@ -159,6 +160,10 @@ pub struct TpArgs {
     /// Add the publish time to each published update so subscribers can time the hop.
     #[arg(long)]
     hop_times: bool,
+    /// Distinct new symbols each publisher (user and address) may add in a day; an update past it is refused
+    /// and counted (symbolsRefused). 0: no bound.
+    #[arg(long, default_value_t = strata_tick::new_symbols::DEFAULT_MAX_NEW_SYMBOLS)]
+    max_new_symbols: usize,
     #[command(flatten)]
     serve: ServeArgs,
 }
@@ -178,6 +183,7 @@ pub fn run_tp(args: TpArgs) -> CliResult {
     config.subscriber_limit = args.subscriber_queue_bytes;
     config.slow_policy = args.slow_subscriber;
     config.hop_times = args.hop_times;
+    config.max_new_symbols = (args.max_new_symbols > 0).then_some(args.max_new_symbols);
     tickerplant::start(config)?.join()?;
     Ok(())
 }
@@ -203,16 +209,35 @@ pub struct RdbArgs {
     // How to log in to the tickerplant and HDBs.
     #[command(flatten)]
     login: UserArgs,
-    /// MiB that SQL may hold for sorts, aggregations, joins and the answer being gathered (0: no limit).
-    #[arg(long, default_value_t = 1024)]
-    query_memory_mb: usize,
+    #[command(flatten)]
+    queries: QueryArgs,
     #[command(flatten)]
     serve: ServeArgs,
 }
 
-/// The query memory bound in bytes, `None` for 0 (no limit).
-fn query_memory(mb: usize) -> Option<usize> {
-    (mb > 0).then_some(mb << 20)
+/// What one query may take on an RDB or HDB.
+#[derive(Args)]
+pub struct QueryArgs {
+    /// MiB that one SQL statement may hold for sorts, aggregations, joins, the answer being gathered and the
+    /// strings functions such as repeat() make (0: no limit).
+    #[arg(long, default_value_t = 1024)]
+    query_memory_mb: usize,
+    /// Seconds one SQL statement may run before it is stopped with an error (0: no limit).
+    #[arg(long, default_value_t = strata_tick::sql::DEFAULT_QUERY_TIMEOUT.as_secs())]
+    query_timeout: u64,
+    /// SQL statements run at once, from different clients (each client's in the order it sent them).
+    #[arg(long, default_value_t = strata_tick::sql::DEFAULT_QUERY_THREADS)]
+    query_threads: usize,
+}
+
+impl QueryArgs {
+    fn limits(&self) -> QueryLimits {
+        QueryLimits {
+            memory: (self.query_memory_mb > 0).then_some(self.query_memory_mb << 20),
+            timeout: (self.query_timeout > 0).then(|| Duration::from_secs(self.query_timeout)),
+            threads: self.query_threads.max(1),
+        }
+    }
 }
 
 /// Runs `strata rdb` until it is killed (it rides out tickerplant restarts).
@@ -227,7 +252,7 @@ pub fn run_rdb(args: RdbArgs) -> CliResult {
         tls: args.serve.tls()?,
         hdbs,
         table_spec: args.table_spec,
-        query_memory: query_memory(args.query_memory_mb),
+        queries: args.queries.limits(),
     })?;
     handle.join()?;
     Ok(())
@@ -242,9 +267,8 @@ pub struct HdbArgs {
     /// Port to answer queries on.
     #[arg(long, default_value_t = 5012)]
     port: u16,
-    /// MiB that SQL may hold for sorts, aggregations, joins and the answer being gathered (0: no limit).
-    #[arg(long, default_value_t = 1024)]
-    query_memory_mb: usize,
+    #[command(flatten)]
+    queries: QueryArgs,
     #[command(flatten)]
     serve: ServeArgs,
 }
@@ -256,7 +280,7 @@ pub fn run_hdb(args: HdbArgs) -> CliResult {
         listen: args.serve.listen(args.port),
         credentials: args.serve.credentials()?,
         tls: args.serve.tls()?,
-        query_memory: query_memory(args.query_memory_mb),
+        queries: args.queries.limits(),
     })?;
     handle.join();
     Ok(())

@@ -23,6 +23,7 @@
 //! and [`TimespanType`] for the type name `TIMESPAN`.
 
 mod analyzer;
+pub mod depth;
 pub(crate) mod names;
 pub(crate) mod pivot;
 pub(crate) mod pivot_statement;

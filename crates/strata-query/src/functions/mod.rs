@@ -18,6 +18,7 @@
 //! deviations and correlations take each run of a group's rows at once
 //! ([`RunStatistic`]).
 
+mod bounded_output;
 mod bucket;
 mod first_last;
 mod narrow_sum;
@@ -30,6 +31,7 @@ use datafusion::functions_aggregate::median;
 use datafusion::logical_expr::{AggregateUDF, ScalarUDF};
 use datafusion::prelude::SessionContext;
 
+pub use bounded_output::bound_outputs;
 pub use bucket::Bucket;
 pub use first_last::FirstLast;
 pub use narrow_sum::NarrowSum;

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use arrow_buffer::{Buffer, MutableBuffer};
-use strata_store::attribute::{AttributeIndex, index_path, read_index};
+use strata_store::attribute::AttributeIndex;
 use strata_store::column::ColumnFile;
 use strata_store::column_order::check_column_order;
 use strata_store::{Attribute, ColumnType, Date, Result, SplayedTable, StoreError, string_data_path};
@@ -154,9 +154,10 @@ impl std::fmt::Debug for ColumnFileHandle {
 }
 
 impl ColumnFileHandle {
-    fn open(path: &Path, verify_plain: bool) -> Result<ColumnFileHandle> {
-        let file = ColumnFile::open_checked(path, verify_plain)?;
-        Ok(ColumnFileHandle { path: path.to_path_buf(), file, last_block: Mutex::new(None) })
+    /// `file`, opened from `path`'s table version, its values checked when
+    /// `verify_plain` says so.
+    fn new(path: PathBuf, file: ColumnFile, verify_plain: bool) -> Result<ColumnFileHandle> {
+        Ok(ColumnFileHandle { path, file: file.checked(verify_plain)?, last_block: Mutex::new(None) })
     }
 
     /// The open file.
@@ -349,11 +350,14 @@ impl Part {
             self.check_type(name, open.ty())?;
             return Ok(open.clone());
         }
+        // Through the table's snapshot: every column of this part comes from the
+        // version it was opened on, whatever a writer renames meanwhile.
         let path = self.table.column_path(name)?;
-        let file = ColumnFileHandle::open(&path, self.verify_plain)?;
+        let file = ColumnFileHandle::new(path.clone(), self.table.column_file(name)?, self.verify_plain)?;
         self.check_type(name, file.file.ty())?;
         let data = if file.file.ty() == ColumnType::String {
-            Some(ColumnFileHandle::open(&string_data_path(&path), self.verify_plain)?)
+            let data = self.table.string_data_file(name)?;
+            Some(ColumnFileHandle::new(string_data_path(&path), data, self.verify_plain)?)
         } else {
             None
         };
@@ -384,10 +388,8 @@ impl Part {
             let kept = self.files.lock().expect("file cache lock").get(name).map(|open| header_view(&open.file.file));
             let (ty, attribute, compressed) = match kept {
                 Some(view) => view,
-                None => {
-                    let file = ColumnFileHandle::open(&self.table.column_path(name)?, self.verify_plain)?;
-                    header_view(&file.file)
-                }
+                // The header only: values are checked when the column is read.
+                None => header_view(&self.table.column_file(name)?),
             };
             self.check_type(name, ty)?;
             match attribute {
@@ -412,7 +414,7 @@ impl Part {
         }
         let open = self.column(column)?;
         let runs = if open.file.file.attribute() == Attribute::Parted {
-            match read_index(&index_path(&self.dir, column, Attribute::Parted))? {
+            match self.table.attribute_index(column, Attribute::Parted)? {
                 AttributeIndex::Parted(runs) => {
                     let runs: Vec<(u64, usize, usize)> =
                         runs.iter().map(|r| (r.value, r.start as usize, r.end as usize)).collect();

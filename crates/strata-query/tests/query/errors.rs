@@ -78,3 +78,46 @@ fn mixed_case_names_are_kept_as_written() {
     let err = engine.sql("SELECT sym FROM quotenorm").unwrap_err().to_string();
     assert!(err.contains("tables are: quoteNorm"), "{err}");
 }
+
+/// A statement that would run for hours (`count(*)` over 10^12 generated rows) is
+/// stopped at the time limit, and one whose client went away at its cancel; the
+/// engine answers the next statement either way.
+#[test]
+fn a_runaway_statement_stops_at_its_time_limit_or_its_cancel() {
+    let dir = db("none");
+    let limit = std::time::Duration::from_secs(1);
+    let options = EngineOptions { query_timeout: Some(limit), ..Default::default() };
+    let engine = Engine::open_with(dir.path(), &options).unwrap();
+    let runaway = "SELECT count(*) FROM generate_series(1, 1000000000000)";
+    let started = std::time::Instant::now();
+    let err = engine.sql(runaway).unwrap_err().to_string();
+    assert!(err.contains("time limit"), "{err}");
+    assert!(started.elapsed() < limit * 10, "stopped near its limit, not after {:?}", started.elapsed());
+    assert_eq!(rows(&engine.sql("SELECT count(*) FROM quote").unwrap()), 1);
+
+    let engine = Engine::open(dir.path()).unwrap();
+    let cancel = strata_query::Cancel::new();
+    let stopper = cancel.clone();
+    let canceller = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        stopper.cancel();
+    });
+    let err = engine.sql_with_schema_until(runaway, &cancel).unwrap_err().to_string();
+    assert!(err.contains("cancelled"), "{err}");
+    canceller.join().unwrap();
+    assert_eq!(rows(&engine.sql("SELECT count(*) FROM quote").unwrap()), 1);
+}
+
+/// Strings a scalar function makes count against the query memory: `repeat('x',
+/// 2e9)` is refused instead of allocating 2 GB.
+#[test]
+fn strings_made_by_functions_count_against_the_query_memory() {
+    let dir = db("none");
+    let options = EngineOptions { memory_limit: Some(64 << 20), ..Default::default() };
+    let engine = Engine::open_with(dir.path(), &options).unwrap();
+    for sql in ["SELECT repeat('x', 2000000000)", "SELECT lpad(sym, 1000000000) FROM quote"] {
+        let err = engine.sql(sql).unwrap_err().to_string();
+        assert!(err.contains("a query may hold here"), "{sql}: {err}");
+    }
+    assert_eq!(rows(&engine.sql("SELECT repeat('ab', 3) AS r").unwrap()), 1);
+}

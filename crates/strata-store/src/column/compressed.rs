@@ -293,7 +293,9 @@ impl CompressedColumn {
         CompressedColumn::from_file(path, file)
     }
 
-    fn from_file(path: &Path, file: File) -> Result<CompressedColumn> {
+    /// [`CompressedColumn::open`] of the file open as `file` (`path` names it in
+    /// messages).
+    pub(crate) fn from_file(path: &Path, file: File) -> Result<CompressedColumn> {
         let len = file.metadata().at(path)?.len();
         if len < (HEADER_LEN + TRAILER_LEN) as u64 {
             return Err(corrupt(path, format!("file is {len} bytes, too short for a compressed column")));

@@ -5,9 +5,9 @@ mod bounds;
 mod compressed;
 mod header;
 mod plain;
+mod verified;
 
 use std::fs::File;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use arrow_buffer::Buffer;
@@ -34,13 +34,18 @@ pub enum ColumnFile {
 impl ColumnFile {
     /// Opens `path`, telling the kind by its magic bytes.
     pub fn open(path: &Path) -> Result<ColumnFile> {
+        ColumnFile::from_file(path, File::open(path).at(path)?)
+    }
+
+    /// The column file open as `file` (`path` names it in messages), telling the
+    /// kind by its magic bytes.
+    pub fn from_file(path: &Path, file: File) -> Result<ColumnFile> {
         let mut magic = [0u8; 8];
-        let mut file = File::open(path).at(path)?;
-        file.read_exact(&mut magic)
+        std::os::unix::fs::FileExt::read_exact_at(&file, &mut magic, 0)
             .map_err(|_| corrupt(path, "file is shorter than the 8-byte magic: not a column file"))?;
         match &magic {
-            m if m == PLAIN_MAGIC => Ok(ColumnFile::Plain(PlainColumn::open(path)?)),
-            m if m == COMPRESSED_MAGIC => Ok(ColumnFile::Compressed(CompressedColumn::open(path)?)),
+            m if m == PLAIN_MAGIC => Ok(ColumnFile::Plain(PlainColumn::from_file(path, file)?)),
+            m if m == COMPRESSED_MAGIC => Ok(ColumnFile::Compressed(CompressedColumn::from_file(path, file)?)),
             other => Err(corrupt(
                 path,
                 format!("unknown magic {:?}: expected a Strata column file", String::from_utf8_lossy(other)),
@@ -49,15 +54,21 @@ impl ColumnFile {
     }
 
     /// Opens `path` like [`ColumnFile::open`] and, when `verify_plain` is set, checks
-    /// a plain file's values against the header's checksum (reading every page once;
-    /// see [`crate::DbConfig::verify_plain_checksums`]). Compressed files need no such
+    /// a plain file's values against the header's checksum the first time this
+    /// process opens this version of the file (reading every page once; see
+    /// [`crate::DbConfig::verify_plain_checksums`]). Compressed files need no such
     /// pass: every block is checked when it is read.
     pub fn open_checked(path: &Path, verify_plain: bool) -> Result<ColumnFile> {
-        let file = ColumnFile::open(path)?;
-        if let (true, ColumnFile::Plain(plain)) = (verify_plain, &file) {
-            plain.verify()?;
+        ColumnFile::open(path)?.checked(verify_plain)
+    }
+
+    /// This file, its values checked as [`ColumnFile::open_checked`] does when
+    /// `verify_plain` is set.
+    pub fn checked(self, verify_plain: bool) -> Result<ColumnFile> {
+        if let (true, ColumnFile::Plain(plain)) = (verify_plain, &self) {
+            plain.verify_once()?;
         }
-        Ok(file)
+        Ok(self)
     }
 
     /// The value type.

@@ -28,6 +28,7 @@ use std::sync::Arc;
 use arrow_buffer::Buffer;
 
 use super::header::{self, HEADER_LEN};
+use super::verified::{self, FileVersion};
 use crate::durable::{AtomicFile, Durability, open_rw};
 use crate::error::{IoContext, Result, corrupt};
 use crate::nulls::count_nulls;
@@ -188,18 +189,25 @@ pub struct PlainColumn {
     path: PathBuf,
     header: PlainHeader,
     map: Arc<memmap2::Mmap>,
+    /// The version of the file mapped, for checking it once per process.
+    version: Option<FileVersion>,
 }
 
 impl PlainColumn {
     /// Opens and maps `path`, checking the header and that the file holds every value.
     pub fn open(path: &Path) -> Result<PlainColumn> {
-        let file = File::open(path).at(path)?;
+        PlainColumn::from_file(path, File::open(path).at(path)?)
+    }
+
+    /// [`PlainColumn::open`] of the file open as `file` (`path` names it in messages).
+    pub(crate) fn from_file(path: &Path, file: File) -> Result<PlainColumn> {
         let header = read_header(path, &file)?;
         values_end(path, &file, &header)?;
         // SAFETY: the file is mapped read-only; Strata never truncates a sealed column
         // file in place (rewrites go to a new file and rename over it).
         let map = unsafe { memmap2::Mmap::map(&file) }.at(path)?;
-        Ok(PlainColumn { path: path.to_path_buf(), header, map: Arc::new(map) })
+        let version = FileVersion::of(&file);
+        Ok(PlainColumn { path: path.to_path_buf(), header, map: Arc::new(map), version })
     }
 
     /// The header.
@@ -230,6 +238,17 @@ impl PlainColumn {
     /// records a null count of 0 (or the range is empty).
     pub fn may_hold_nulls(&self, start: usize, end: usize) -> bool {
         start < end && self.header.nulls != Some(0)
+    }
+
+    /// Checks the values against the header's checksum, unless this process has
+    /// checked this version of the file already ([`super::verified`]).
+    pub fn verify_once(&self) -> Result<()> {
+        if verified::was_checked(self.version) {
+            return Ok(());
+        }
+        self.verify()?;
+        verified::record_checked(self.version);
+        Ok(())
     }
 
     /// Checks the values against the header's checksum (reading every page).

@@ -192,3 +192,14 @@ fn ragged_rows_and_bad_bytes_are_named_by_column_in_arrow_csvs_wording() {
     }
     assert_eq!(super::csv_problem("something else", &names), None);
 }
+
+#[test]
+fn an_unterminated_quote_is_an_error_naming_its_line_not_a_short_import() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = csv_file(&dir, "q.csv", "sym,size\nA,1\n\"B,2\nC,3\n");
+    let err = read_csv(&path, &[]).unwrap_err().to_string();
+    assert!(err.contains("q.csv") && err.contains("line 3") && err.contains("never closed"), "{err}");
+    // Closed quotes, escaped ones and a quote inside an unquoted field still read.
+    let path = csv_file(&dir, "ok.csv", "sym,size\n\"A, Inc\",1\n\"B \"\"x\"\"\",2\nC\",3\n");
+    assert_eq!(read_csv(&path, &[]).unwrap().len(), 3);
+}

@@ -4,6 +4,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use strata_ipc::{Atom, Connection, K, Vector};
+use strata_tick::sql::QueryLimits;
 use strata_tick::chained::{self, ChainedConfig, ChainedHandle};
 use strata_tick::hdb::{self, HdbConfig, HdbHandle};
 use strata_tick::pubsub::SlowPolicy;
@@ -40,7 +41,7 @@ pub fn rdb_config(tp: impl ToString, db: &Path) -> RdbConfig {
         tls: None,
         hdbs: vec![],
         table_spec: None,
-        query_memory: None,
+        queries: QueryLimits::default(),
     }
 }
 
@@ -67,7 +68,7 @@ pub fn start_hdb(db: &Path) -> HdbHandle {
         listen: "127.0.0.1:0".into(),
         credentials: None,
         tls: None,
-        query_memory: None,
+        queries: QueryLimits::default(),
     })
     .unwrap()
 }

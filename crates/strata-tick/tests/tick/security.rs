@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use strata_ipc::{Connection, Credentials, K, MessageKind, Vector};
 use strata_store::{Column, ColumnType, Database, Table as StoreTable, TableLocation, TableWrite};
+use strata_tick::sql::QueryLimits;
 use strata_tick::hdb::{self, HdbConfig};
 use strata_tick::rdb::{self, RdbConfig};
 use strata_tick::server;
@@ -45,7 +46,7 @@ fn child_server() {
             tickerplant::start(config).unwrap().join().unwrap();
         }
         "hdb" => {
-            let config = HdbConfig { db: dir.into(), listen, credentials: None, tls: None, query_memory: None };
+            let config = HdbConfig { db: dir.into(), listen, credentials: None, tls: None, queries: QueryLimits::default() };
             hdb::start(config).unwrap().join();
         }
         other => panic!("no server kind {other}"),
@@ -219,7 +220,7 @@ fn an_answer_larger_than_the_query_memory_is_an_error_and_the_server_keeps_servi
         listen: "127.0.0.1:0".into(),
         credentials: None,
         tls: None,
-        query_memory: Some(limit_mib << 20),
+        queries: QueryLimits { memory: Some(limit_mib << 20), ..QueryLimits::default() },
     };
     let hdb = hdb::start(config).unwrap();
     let mut greedy = connect(hdb.addr);
@@ -395,4 +396,84 @@ fn servers_listen_on_loopback_by_default() {
     config.listen = format!("{host}:0");
     let tp = tickerplant::start(config).unwrap();
     assert!(tp.addr.ip().is_loopback(), "{}", tp.addr);
+}
+
+/// An HDB over [`trade_db`] that runs `threads` statements at once, each for at
+/// most `timeout`.
+fn hdb_with(db: &Path, threads: usize, timeout: Duration) -> hdb::HdbHandle {
+    let queries = QueryLimits { memory: Some(256 << 20), timeout: Some(timeout), threads };
+    let config = HdbConfig { db: db.into(), listen: "127.0.0.1:0".into(), credentials: None, tls: None, queries };
+    hdb::start(config).unwrap()
+}
+
+/// `count(*)` over 10^12 generated rows: hours of work if nothing stops it.
+const RUNAWAY: &str = "SELECT count(*) AS n FROM generate_series(1, 1000000000000)";
+
+#[test]
+fn a_runaway_query_is_stopped_at_its_time_limit_while_others_are_answered() {
+    let db = trade_db();
+    let hdb = hdb_with(db.path(), 4, Duration::from_secs(3));
+    let addr = hdb.addr;
+    let started = Instant::now();
+    let runaway = std::thread::spawn(move || refused(&mut connect(addr), &K::string(RUNAWAY)));
+    std::thread::sleep(Duration::from_millis(300));
+    let mut other = connect(addr);
+    for _ in 0..20 {
+        prices(&mut other);
+    }
+    assert!(!runaway.is_finished(), "others were answered while the runaway ran");
+    let error = runaway.join().unwrap();
+    assert!(error.contains("time limit") && error.contains("--query-timeout"), "{error}");
+    assert!(started.elapsed() < Duration::from_secs(30), "stopped near its limit: {:?}", started.elapsed());
+}
+
+#[test]
+fn a_client_that_leaves_cancels_its_query() {
+    let db = trade_db();
+    // One query thread and no time limit to speak of: only the cancel can free it.
+    let hdb = hdb_with(db.path(), 1, Duration::from_secs(3600));
+    let mut leaving = connect(hdb.addr);
+    leaving.write(MessageKind::Sync, &K::string(RUNAWAY)).unwrap();
+    leaving.flush().unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    drop(leaving);
+    let started = Instant::now();
+    let mut next = connect(hdb.addr);
+    prices(&mut next);
+    assert!(started.elapsed() < Duration::from_secs(20), "the runaway's thread was freed");
+}
+
+#[test]
+fn one_clients_requests_are_answered_in_the_order_sent() {
+    let db = trade_db();
+    let hdb = hdb_with(db.path(), 4, Duration::from_secs(60));
+    let mut conn = connect(hdb.addr);
+    let statements: Vec<String> = (0..40).map(|i| format!("SELECT {i} AS i, count(*) AS n FROM trade")).collect();
+    for statement in &statements {
+        conn.write(MessageKind::Sync, &K::string(statement)).unwrap();
+    }
+    conn.flush().unwrap();
+    for i in 0..statements.len() {
+        let (_, answer) = conn.receive().unwrap().expect("an answer");
+        let K::Table(table) = answer else { panic!("{answer:?}") };
+        assert_eq!(table.column("i"), Some(&K::vector(Vector::Long(vec![i as i64]))), "answer {i} in order");
+    }
+}
+
+#[test]
+fn sockets_that_never_log_in_do_not_keep_clients_out() {
+    let db = trade_db();
+    let hdb = ServerProcess::start("hdb", 8, db.path(), Stdio::null());
+    // Far more silent sockets than login slots and pre-login places.
+    let silent: Vec<TcpStream> = (0..300).filter_map(|_| TcpStream::connect(hdb.addr()).ok()).collect();
+    assert!(silent.len() > server::PRE_LOGIN_CONNECTIONS, "{} sockets opened", silent.len());
+    let mut logged_in = 0;
+    for _ in 0..12 {
+        if let Ok(mut conn) = hdb.try_connect()
+            && conn.sync(&K::string("tables[]")).is_ok()
+        {
+            logged_in += 1;
+        }
+    }
+    assert_eq!(logged_in, 12, "every real client got in past {} silent sockets", silent.len());
 }

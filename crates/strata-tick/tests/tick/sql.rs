@@ -3,6 +3,7 @@
 //! keeps serving.
 
 use strata_ipc::{Atom, Connection, K, MessageKind, Table, Vector};
+use strata_tick::sql::QueryLimits;
 use strata_tick::rdb::{self, RdbConfig};
 
 use super::common::*;
@@ -38,7 +39,7 @@ fn rdb_and_hdb_answer_sql_and_survive_bad_statements() {
     let hdb = start_hdb(db.path());
     let rdb = rdb::start(RdbConfig {
         hdbs: vec![hdb.addr.to_string()],
-        query_memory: Some(64 << 20),
+        queries: QueryLimits { memory: Some(64 << 20), ..QueryLimits::default() },
         ..rdb_config(tp.addr, db.path())
     })
     .unwrap();
