@@ -2,9 +2,9 @@
 # Fuzz smoke run: builds the cargo-fuzz targets in fuzz/ and runs each for a short time.
 #
 # Usage: .ci/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]
-#   SECONDS_PER_TARGET  libFuzzer's -max_total_time for each target (default 8: five
-#                       targets, qipc_decode, block_decode, ipc_view, request_parse and
-#                       handshake, in about the 40 s two took at 20 s each)
+#   SECONDS_PER_TARGET  libFuzzer's -max_total_time for each target (default 8: six
+#                       targets, qipc_decode, block_decode, ipc_view, request_parse,
+#                       handshake and frame_reader, in about 50 s)
 #   TARGET...           which targets to run (default: every target in fuzz/Cargo.toml)
 #
 # Environment:

@@ -4,7 +4,7 @@
 Usage: python3 fuzz/seeds.py [CORPUS_DIR]   (default: fuzz/corpus beside this file)
 
 Seeds go to CORPUS_DIR/<target> for every target (qipc_decode, block_decode,
-ipc_view, request_parse, handshake), named by content hash, so running it twice
+ipc_view, request_parse, handshake, frame_reader), named by content hash, so running it twice
 changes nothing. The corpus is generated, not committed.
 The input layouts are documented at the top of each fuzz_targets/*.rs file.
 """
@@ -190,6 +190,13 @@ def seeds():
         "ipc_view": ipc_seeds(),
         "request_parse": REQUESTS,
         "handshake": HANDSHAKES,
+        # First byte: the read size; then a stream of whole, cut and promised messages.
+        "frame_reader": [
+            bytes([0]) + b"".join(message(1, b) for b in ipc_seeds()[:8]),
+            bytes([40]) + message(1, k_chars("x" * 5000)) + message(0, k_long(7)),
+            bytes([3]) + struct.pack("<bbhi", 1, 0, 0, 1 << 20) + b"x" * 300,
+            bytes([1]) + struct.pack("<bbhi", 1, 0, 0, 1 << 30),
+        ],
     }
 
 

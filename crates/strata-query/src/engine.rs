@@ -351,12 +351,13 @@ impl Engine {
 
     /// Runs one SQL statement. A panic inside the engine is
     /// [`QueryError::Panicked`], not a panic of the caller.
+    /// Stopped with [`QueryError::TimedOut`] past [`EngineOptions::query_timeout`].
     pub async fn sql_async(&self, sql: &str) -> Result<Vec<RecordBatch>> {
-        guarded(sql, async {
+        let work = guarded(sql, async {
             let frame = self.dataframe(sql).await?;
             self.collect(frame).await
-        })
-        .await
+        });
+        bounded(work, self.query_timeout, &Cancel::new()).await
     }
 
     /// Runs one SQL statement: its result's schema and its rows, from one plan (so

@@ -359,12 +359,12 @@ pub fn start(config: RdbConfig) -> Result<RdbHandle, TickError> {
     // Start-up recovery (issue 16): earlier days whose journal has no complete
     // partition (an RDB killed during or before their end of day) are written down
     // before the new day is served.
-    if let Some(journal) = &path
-        && recover_days(&config, journal, &schema, &mut days)
-    {
-        // The HDBs may have been serving without these days since the crash.
-        tell_hdbs(&config);
+    if let Some(journal) = &path {
+        recover_days(&config, journal, &schema, &mut days);
     }
+    // An RDB killed after publishing a day (here or in an earlier life) may have
+    // left the HDBs serving without it.
+    tell_hdbs(&config);
     let mut state = RdbState::new(schema);
     if let Some(path) = path {
         replay(&mut state, &path, Some(count))?;
@@ -839,9 +839,8 @@ fn tell_hdbs(config: &RdbConfig) {
 /// serve completely is replayed and its missing tables written as that day. A day
 /// that cannot be written now is kept in `days.unwritten` (written at the next end
 /// of day; its journal stays for the next start too). Failures are logged: the new
-/// day is served regardless. Says whether any day was written.
-fn recover_days(config: &RdbConfig, journal: &Path, schema: &Schema, days: &mut DayEnds) -> bool {
-    let mut wrote = false;
+/// day is served regardless.
+fn recover_days(config: &RdbConfig, journal: &Path, schema: &Schema, days: &mut DayEnds) {
     let mut recover = || -> Result<(), TickError> {
         let db = Database::open(&config.db)?;
         for (date, path) in daywrite::earlier_journals(journal)? {
@@ -861,7 +860,6 @@ fn recover_days(config: &RdbConfig, journal: &Path, schema: &Schema, days: &mut 
             match daywrite::write_day(&db, date, &refs, &days.specs) {
                 Ok(()) => {
                     fault::point("rdb.recovery.written");
-                    wrote = true;
                     log::line(
                         "rdb",
                         &format!(
@@ -886,7 +884,6 @@ fn recover_days(config: &RdbConfig, journal: &Path, schema: &Schema, days: &mut 
     if let Err(e) = recover() {
         log::line("rdb", &format!("recovery of earlier days beside {} failed: {e}", journal.display()));
     }
-    wrote
 }
 
 /// Every table of day journal `path`, replayed through the RDB's own update path

@@ -179,9 +179,9 @@ fn answer_loop(role: &str, pool: &Pool, queries: &(dyn Queries + Send + Sync)) {
         let refused = match (kind, result) {
             (MessageKind::Sync, result) => {
                 let value = result.unwrap_or_else(K::Error);
-                outbox.send_value(MessageKind::Response, &value).err().map(|_| "its reply dropped, the queue is full".into())
+                outbox.send_value(MessageKind::Response, &value).err().map(|_| format!("connection {id}: reply dropped, its queue is full"))
             }
-            (_, Err(error)) => Some(format!("an async request refused: {error}")),
+            (_, Err(error)) => Some(format!("refused an async request from connection {id}: {error}")),
             (_, Ok(_)) => None,
         };
 
@@ -193,8 +193,8 @@ fn answer_loop(role: &str, pool: &Pool, queries: &(dyn Queries + Send + Sync)) {
             state.clients.remove(&id);
             continue;
         }
-        if let Some(what) = refused {
-            client.log.line(role, || format!("connection {id}: {what}"));
+        if let Some(line) = refused {
+            client.log.line(role, || line);
         }
         if !client.queue.is_empty() {
             state.ready.push_back(id);

@@ -147,8 +147,8 @@ mod tests {
             let err = run(&ctx, sql).unwrap_err().to_string();
             assert!(err.contains("a query may hold here"), "{sql}: {err}");
         }
-        // Over many rows, the batch's total counts.
-        let err = run(&ctx, "SELECT repeat('abcdefgh', 1000) FROM generate_series(1, 1000)").unwrap_err();
+        // Over many rows, the batch's total counts (12 MB here, no row above 16 kB).
+        let err = run(&ctx, "SELECT repeat('abcdefgh', value) FROM generate_series(1000, 2000)").unwrap_err();
         assert!(err.to_string().contains("repeat()"), "{err}");
     }
 }
