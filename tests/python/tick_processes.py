@@ -40,9 +40,10 @@ class Processes:
         self.root = root
         self.procs: list[subprocess.Popen] = []
 
-    def start(self, *args, port: int, faults: str | None = None) -> subprocess.Popen:
-        """Starts `strata ARGS...` and waits for it to listen on `port`; `faults` arms
-        fault points (STRATA_FAULTS, see strata_store::fault) in that process only."""
+    def start(self, *args, port: int, faults: str | None = None, wait: bool = True) -> subprocess.Popen:
+        """Starts `strata ARGS...` and (with `wait`) waits for it to listen on `port`;
+        `faults` arms fault points (STRATA_FAULTS, see strata_store::fault) in that
+        process only."""
         log = open(self.root / f"{args[0]}-{port}.log", "ab")
         env = dict(os.environ)
         env.pop("STRATA_FAULTS", None)
@@ -50,19 +51,21 @@ class Processes:
             env["STRATA_FAULTS"] = faults
         proc = subprocess.Popen([str(self.strata_bin), *map(str, args)], stdout=log, stderr=log, env=env)
         self.procs.append(proc)
-        wait_for_port(port, proc)
+        if wait:
+            wait_for_port(port, proc)
         return proc
 
-    def tickerplant(self, port: int, faults: str | None = None) -> subprocess.Popen:
+    def tickerplant(self, port: int, faults: str | None = None, wait: bool = True) -> subprocess.Popen:
         schema = self.root / "sym.schema"
         schema.write_text(SCHEMA)
         return self.start("tp", "--schema", schema, "--journal-dir", self.root / "journal", "--port", port,
-                          "--bind", "127.0.0.1", port=port, faults=faults)
+                          "--bind", "127.0.0.1", port=port, faults=faults, wait=wait)
 
-    def rdb(self, tp_port: int, port: int, hdb_port: int | None = None, faults: str | None = None) -> subprocess.Popen:
+    def rdb(self, tp_port: int, port: int, hdb_port: int | None = None, faults: str | None = None,
+            wait: bool = True) -> subprocess.Popen:
         hdb = ["--hdb", f"127.0.0.1:{hdb_port}"] if hdb_port else []
         return self.start("rdb", "--tp", f"127.0.0.1:{tp_port}", "--db", self.root / "hdb", "--port", port,
-                          "--bind", "127.0.0.1", *hdb, port=port, faults=faults)
+                          "--bind", "127.0.0.1", *hdb, port=port, faults=faults, wait=wait)
 
     def hdb(self, port: int, *extra) -> subprocess.Popen:
         return self.start("hdb", "--db", self.root / "hdb", "--port", port, "--bind", "127.0.0.1", *extra, port=port)

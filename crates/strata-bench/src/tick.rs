@@ -18,11 +18,11 @@ pub mod machine;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use strata_tick::sql::QueryLimits;
 use strata_tick::counters::Latency;
 use strata_tick::feed::{self, FeedConfig, FeedTable};
 use strata_tick::rdb::{self, RdbConfig, RdbHandle};
 use strata_tick::schema::Schema;
+use strata_tick::sql::QueryLimits;
 use strata_tick::tickerplant::{self, TickerplantConfig};
 
 use crate::report::{Cell, Column, Report, Table};

@@ -533,7 +533,8 @@ mod tests {
         let soon = || Instant::now() + Duration::from_secs(5);
         let held = HashingSlot::acquire(flooder, soon()).expect("a free slot");
         // The same address waits for its own slot to come back, however many it sends...
-        let again = std::thread::spawn(move || HashingSlot::acquire(flooder, Instant::now() + Duration::from_millis(200)));
+        let again =
+            std::thread::spawn(move || HashingSlot::acquire(flooder, Instant::now() + Duration::from_millis(200)));
         assert!(again.join().unwrap().is_none(), "one address holds one slot at a time");
         // ... while another address is checked at once.
         let checked = HashingSlot::acquire(other, soon());

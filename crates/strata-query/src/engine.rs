@@ -20,13 +20,12 @@ use datafusion::sql::sqlparser::dialect::{Dialect, dialect_from_str};
 use strata_store::Database;
 
 use crate::answer::collect_within_limit;
+use crate::cancel::{Cancel, bounded};
 use crate::count_rows::CountRows;
 use crate::dialect::{depth, names, pivot, pivot_statement, rename};
 use crate::dictionary_groups::DictionaryGroups;
 use crate::dictionary_literals::DictionaryLiterals;
 use crate::error::{QueryError, Result};
-use crate::cancel::{Cancel, bounded};
-use crate::stack::{WORKER_STACK, on_query_stack};
 use crate::join::StrataQueryPlanner;
 use crate::join::asof::plan::AsofRule;
 use crate::join::condition::JoinMarker;
@@ -35,6 +34,7 @@ use crate::join::window::plan::WindowRule;
 use crate::memory::MemoryTable;
 use crate::rolling::RollingWindows;
 use crate::run_aggregate::RunAggregates;
+use crate::stack::{WORKER_STACK, on_query_stack};
 use crate::table::{ReadInOrder, ScanCounters, ScanStats, StrataTable};
 use crate::window_top_k::WindowTopK;
 

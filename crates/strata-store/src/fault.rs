@@ -45,9 +45,7 @@ fn parse(spec: &str) -> HashMap<String, Armed> {
             Some((name, action)) => {
                 points.insert(name.to_string(), Armed { action, hits: AtomicU64::new(0) });
             }
-            None => eprintln!(
-                "{FAULTS_VARIABLE}: ignored {entry:?}: expected name=kill, name=kill@N or name=sleep:MS"
-            ),
+            None => eprintln!("{FAULTS_VARIABLE}: ignored {entry:?}: expected name=kill, name=kill@N or name=sleep:MS"),
         }
     }
     points

@@ -127,14 +127,8 @@ mod tests {
         let live = table(root.path(), "t", "old");
         let staged = table(root.path(), ".t.new", "new");
         let reader = DirSnapshot::open(&live, ".d").unwrap();
-        rustix::fs::renameat_with(
-            rustix::fs::CWD,
-            &staged,
-            rustix::fs::CWD,
-            &live,
-            rustix::fs::RenameFlags::EXCHANGE,
-        )
-        .unwrap();
+        rustix::fs::renameat_with(rustix::fs::CWD, &staged, rustix::fs::CWD, &live, rustix::fs::RenameFlags::EXCHANGE)
+            .unwrap();
         // The old version is now at the staging name; the reader still reads it.
         assert!(!remove_unless_read(&staged, ".d").unwrap(), "a version being read is kept");
         let mut text = String::new();

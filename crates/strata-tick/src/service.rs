@@ -179,7 +179,10 @@ fn answer_loop(role: &str, pool: &Pool, queries: &(dyn Queries + Send + Sync)) {
         let refused = match (kind, result) {
             (MessageKind::Sync, result) => {
                 let value = result.unwrap_or_else(K::Error);
-                outbox.send_value(MessageKind::Response, &value).err().map(|_| format!("connection {id}: reply dropped, its queue is full"))
+                outbox
+                    .send_value(MessageKind::Response, &value)
+                    .err()
+                    .map(|_| format!("connection {id}: reply dropped, its queue is full"))
             }
             (_, Err(error)) => Some(format!("refused an async request from connection {id}: {error}")),
             (_, Ok(_)) => None,

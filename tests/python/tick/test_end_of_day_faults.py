@@ -124,13 +124,15 @@ def stored_ids(hdb_port, rdb_port):
 def test_kills_inside_end_of_day_lose_and_duplicate_nothing(strata, trial):
     tp_port, rdb_port, hdb_port = free_port_number(), free_port_number(), free_port_number()
     faults = {"tp": list(trial.get("tp", [])), "rdb": list(trial.get("rdb", []))}
+    # Restarts do not wait for the port: a process armed to die in its start-up
+    # recovery never listens.
     starts = {
-        "tp": lambda f: strata.tickerplant(tp_port, faults=f),
-        "rdb": lambda f: strata.rdb(tp_port, rdb_port, hdb_port, faults=f),
+        "tp": lambda f, wait=False: strata.tickerplant(tp_port, faults=f, wait=wait),
+        "rdb": lambda f, wait=False: strata.rdb(tp_port, rdb_port, hdb_port, faults=f, wait=wait),
     }
-    procs = {"tp": starts["tp"](faults["tp"].pop(0) if faults["tp"] else None)}
+    procs = {"tp": starts["tp"](faults["tp"].pop(0) if faults["tp"] else None, wait=True)}
     strata.hdb(hdb_port)
-    procs["rdb"] = starts["rdb"](faults["rdb"].pop(0) if faults["rdb"] else None)
+    procs["rdb"] = starts["rdb"](faults["rdb"].pop(0) if faults["rdb"] else None, wait=True)
     expected_deaths = sum(f.count("kill") for f in trial.get("tp", []) + trial.get("rdb", []))
     feed = Feed(tp_port)
     feed.wait_for(300)
@@ -142,30 +144,47 @@ def test_kills_inside_end_of_day_lose_and_duplicate_nothing(strata, trial):
         procs[who].kill()
         expected_deaths += 1
 
+    def revive():
+        """Restarts what died, as a supervisor (systemd, the chaos bench) would: the
+        next armed faults, then none. An RDB started while its tickerplant is down
+        exits at once, and is started again here too. Returns the kills seen."""
+        died = 0
+        for who, proc in procs.items():
+            if proc.poll() is not None:
+                died += int(proc.returncode == -9)
+                procs[who] = starts[who](faults[who].pop(0) if faults[who] else None)
+        return died
+
     deaths, deadline = 0, time.monotonic() + 60
     while deaths < expected_deaths:
         assert time.monotonic() < deadline, f"{deaths} of {expected_deaths} armed kills happened"
-        for who, proc in procs.items():
-            if proc.poll() is not None:
-                deaths += 1
-                procs[who] = starts[who](faults[who].pop(0) if faults[who] else None)
+        deaths += revive()
         time.sleep(0.02)
     ender.join(60)
-    after_restarts = len(feed.acked)
-    feed.wait_for(after_restarts + 300)
+    after_restarts, deadline = len(feed.acked), time.monotonic() + 60
+    while len(feed.acked) < after_restarts + 300:
+        assert time.monotonic() < deadline, f"the feed is stuck at {len(feed.acked)} acknowledged ids"
+        revive()
+        time.sleep(0.05)
     feed.stop()
     end_of_day(tp_port)
 
     acked = set(feed.acked)
     deadline = time.monotonic() + 90
+    in_hdb, in_rdb, why = [], [], ""
     while True:
         try:
             in_hdb, in_rdb = stored_ids(hdb_port, rdb_port)
             if not in_rdb and acked <= set(in_hdb):
                 break
-        except Exception:  # noqa: BLE001 - a process still recovering
-            pass
-        assert time.monotonic() < deadline, "the acknowledged ids never all reached the HDB"
+        except Exception as e:  # noqa: BLE001 - a process still recovering
+            why = str(e)
+        revive()
+        missing = sorted(acked - set(in_hdb) - set(in_rdb))
+        assert time.monotonic() < deadline, (
+            f"the acknowledged ids never all reached the HDB: {len(in_rdb)} still in the RDB, {len(missing)} "
+            f"found nowhere (first {missing[:5]}), last error {why!r}; logs in {strata.root}"
+        )
         time.sleep(0.2)
     assert all(p.poll() is None for p in procs.values()), "every process is running"
     assert len(in_hdb) == len(set(in_hdb)), f"{len(in_hdb) - len(set(in_hdb))} ids stored twice"

@@ -59,8 +59,14 @@ def start_day(strata, hdb_args=()):
                 ])
             if _ == 0:
                 feed(".u.end[]")
+    def day_served():
+        try:
+            return sql(hdb_port, "SELECT count(*) AS n FROM trade")["n"][0] == n
+        except kx.QError:  # no partition yet: the table does not exist
+            return False
+
     deadline = time.monotonic() + 60
-    while sql(hdb_port, "SELECT count(*) AS n FROM trade")["n"][0] != n:
+    while not day_served():
         assert time.monotonic() < deadline, "the first day reached the HDB"
         time.sleep(0.2)
     return {"tp": (tp, tp_port), "rdb": (rdb, rdb_port), "hdb": (hdb, hdb_port)}

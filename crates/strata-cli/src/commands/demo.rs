@@ -15,11 +15,11 @@ use strata_codec::CompressionSpec;
 use strata_ipc::arrow::table_to_store;
 use strata_ipc::{Atom, Connection, K};
 use strata_store::{Attribute, Database, Date, DbConfig, Durability, TableLocation, TableSpec, TableWrite};
-use strata_tick::sql::QueryLimits;
 use strata_tick::feed::{self, FeedConfig, FeedReport, FeedTable};
 use strata_tick::hdb::{self, HdbConfig};
 use strata_tick::rdb::{self, RdbConfig};
 use strata_tick::schema::Schema;
+use strata_tick::sql::QueryLimits;
 use strata_tick::tickerplant::{self, TickerplantConfig};
 
 use super::CliResult;

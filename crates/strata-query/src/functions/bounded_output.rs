@@ -143,7 +143,8 @@ mod tests {
     #[test]
     fn outputs_past_the_limit_are_refused_before_they_are_made() {
         let ctx = context(1 << 20);
-        for sql in ["SELECT repeat('x', 2000000000)", "SELECT lpad('x', 2000000000)", "SELECT rpad('x', 5000000, 'y')"] {
+        for sql in ["SELECT repeat('x', 2000000000)", "SELECT lpad('x', 2000000000)", "SELECT rpad('x', 5000000, 'y')"]
+        {
             let err = run(&ctx, sql).unwrap_err().to_string();
             assert!(err.contains("a query may hold here"), "{sql}: {err}");
         }

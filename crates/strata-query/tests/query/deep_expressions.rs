@@ -41,7 +41,8 @@ fn or_chain(terms: usize) -> String {
 fn long_or_chains_answer_as_the_in_list_they_mean() {
     let dir = db();
     let engine = Engine::open(dir.path()).unwrap();
-    let expected = count_on_small_stack(&engine, "SELECT count(*) AS n FROM quote WHERE sym IN ('S1', 'S2', 'S3')".into());
+    let expected =
+        count_on_small_stack(&engine, "SELECT count(*) AS n FROM quote WHERE sym IN ('S1', 'S2', 'S3')".into());
     let expected = expected.unwrap();
     for terms in [3, 17, 900, 100_000] {
         let names: Vec<String> = (0..terms).map(|i| format!("sym = 'S{}'", 1 + i % 3)).collect();

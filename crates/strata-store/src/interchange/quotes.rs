@@ -53,9 +53,7 @@ impl<R: Read> QuoteCheck<R> {
                 (State::Quoted, b'"') => State::QuoteInQuoted,
                 (State::Quoted, _) => State::Quoted,
                 (State::QuoteInQuoted, b'"') => State::Quoted,
-                (State::FieldStart | State::Unquoted | State::QuoteInQuoted, b',' | b'\n' | b'\r') => {
-                    State::FieldStart
-                }
+                (State::FieldStart | State::Unquoted | State::QuoteInQuoted, b',' | b'\n' | b'\r') => State::FieldStart,
                 (State::FieldStart | State::Unquoted | State::QuoteInQuoted, _) => State::Unquoted,
             };
         }

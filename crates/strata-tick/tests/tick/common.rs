@@ -4,12 +4,12 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use strata_ipc::{Atom, Connection, K, Vector};
-use strata_tick::sql::QueryLimits;
 use strata_tick::chained::{self, ChainedConfig, ChainedHandle};
 use strata_tick::hdb::{self, HdbConfig, HdbHandle};
 use strata_tick::pubsub::SlowPolicy;
 use strata_tick::rdb::RdbConfig;
 use strata_tick::schema::Schema;
+use strata_tick::sql::QueryLimits;
 use strata_tick::tickerplant::{self, TickerplantConfig, TickerplantHandle};
 
 pub const SCHEMA: &str = "trade time:timespan sym:symbol price:float size:int cond:char\n\

@@ -13,10 +13,10 @@ use std::time::{Duration, Instant};
 
 use strata_ipc::{Connection, Credentials, K, MessageKind, Vector};
 use strata_store::{Column, ColumnType, Database, Table as StoreTable, TableLocation, TableWrite};
-use strata_tick::sql::QueryLimits;
 use strata_tick::hdb::{self, HdbConfig};
 use strata_tick::rdb::{self, RdbConfig};
 use strata_tick::server;
+use strata_tick::sql::QueryLimits;
 use strata_tick::tickerplant::{self, TickerplantConfig};
 
 use super::common::*;
@@ -46,7 +46,8 @@ fn child_server() {
             tickerplant::start(config).unwrap().join().unwrap();
         }
         "hdb" => {
-            let config = HdbConfig { db: dir.into(), listen, credentials: None, tls: None, queries: QueryLimits::default() };
+            let config =
+                HdbConfig { db: dir.into(), listen, credentials: None, tls: None, queries: QueryLimits::default() };
             hdb::start(config).unwrap().join();
         }
         other => panic!("no server kind {other}"),

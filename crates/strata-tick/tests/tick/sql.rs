@@ -3,8 +3,8 @@
 //! keeps serving.
 
 use strata_ipc::{Atom, Connection, K, MessageKind, Table, Vector};
-use strata_tick::sql::QueryLimits;
 use strata_tick::rdb::{self, RdbConfig};
+use strata_tick::sql::QueryLimits;
 
 use super::common::*;
 
