@@ -130,3 +130,36 @@ fn filters_the_rewrite_cannot_keep_are_left_alone() {
         texts(&out, "sym").into_iter().zip(ints(&out, "n")).map(|(s, n)| (s.unwrap(), n.unwrap())).collect();
     assert_eq!(got, counts);
 }
+
+/// Dedup by key, as DuckDB users write it: one row per (sym, time), the last by
+/// `seq`. Nearly every row is its own group; the table is stored by sym and time, so
+/// each group is a run: sorted run by run and streamed, never a heap per group.
+#[test]
+fn dedup_by_stored_keys_streams_one_group_at_a_time() {
+    let (dir, q1, _) = setup();
+    let sql = format!(
+        "SELECT sym, CAST(time AS BIGINT) AS t, seq FROM quote WHERE date = '{}' \
+         QUALIFY row_number() OVER (PARTITION BY sym, time ORDER BY seq DESC) = 1",
+        DAY.replace('.', "-")
+    );
+    let mut expected: BTreeMap<(String, i64), i64> = BTreeMap::new();
+    for ((sym, time), seq) in q1.sym.iter().zip(&q1.time).zip(&q1.seq) {
+        let kept = expected.entry((sym.clone(), *time)).or_insert(*seq);
+        *kept = (*kept).max(*seq);
+    }
+    assert!(expected.len() > 10_000, "{} groups of 20,000 rows", expected.len());
+    for engine in engines(&dir) {
+        let plan = engine.explain(&sql).unwrap();
+        assert!(plan.contains("PartialSortExec") && plan.contains("RunEndsExec"), "{plan}");
+        assert!(!plan.contains("PartitionedTopK"), "no heap per group: {plan}");
+        let out = one(&engine.sql(&sql).unwrap());
+        let got: BTreeMap<(String, i64), i64> = texts(&out, "sym")
+            .into_iter()
+            .zip(ints(&out, "t"))
+            .zip(ints(&out, "seq"))
+            .map(|((s, t), q)| ((s.unwrap(), t.unwrap()), q.unwrap()))
+            .collect();
+        assert_eq!(got.len(), out.num_rows(), "one row per group");
+        assert_eq!(got, expected);
+    }
+}
