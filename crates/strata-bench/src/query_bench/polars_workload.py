@@ -106,6 +106,8 @@ def plans(f, p):
         "ext_top3_notional": ranked(tr.with_columns((price * size).alias("notional")), ["notional", "time"], [True, False], 3)
         .select("sym", "time", "price", "size"),
         "ext_latest_quote": q.group_by("sym").agg(pl.all().last()).select("sym", "time", "bid", "ask"),
+        "ext_dedup_sym_time": q.sort(["bid", "ask", "bsize", "asize", "ex"], descending=[True, True, True, True, False])
+        .group_by("sym", "time", maintain_order=True).head(1).select("sym", "time", "bid", "ask"),
         "ext_widest_spread": ranked(q.filter(sym.is_in(s1000)).with_columns((ask - bid).alias("spread")),
                                     ["spread", "time"], [True, False], 1).select("sym", "time", "bid", "ask"),
         "seq_lag_diff_50sym": tr.filter(sym.is_in(s50)).select(

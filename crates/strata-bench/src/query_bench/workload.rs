@@ -302,6 +302,15 @@ pub fn workload(p: &WorkloadParameters) -> Vec<WorkloadQuery> {
                  AS r FROM quoteNorm) WHERE r = 1"
             ),
         ),
+        // Dedup by key (issue 48): almost every (sym, time) its own group.
+        q(
+            "extreme",
+            "ext_dedup_sym_time",
+            format!(
+                "SELECT sym, time, bid, ask FROM (SELECT {quote_cols}, row_number() OVER (PARTITION BY sym, time ORDER BY \
+                 bid DESC, ask DESC, bsize DESC, asize DESC, ex) AS r FROM quoteNorm) WHERE r = 1"
+            ),
+        ),
         q(
             "extreme",
             "ext_widest_spread",

@@ -138,8 +138,8 @@ fn top_k_in_place_of(node: &Arc<dyn ExecutionPlan>) -> Option<Arc<dyn ExecutionP
 /// A [`RunEndsExec`] when `input` is already sorted by the partition keys and
 /// then the window's order, or that order reversed (within each of its
 /// partitions, which are merged in that order): the rows to keep are then the
-/// ends of each run of equal keys; or, when it is sorted by the partition keys
-/// alone, over a [`PartialSortExec`] that sorts each run in the window's order.
+/// ends of each run of equal keys; or, when it is sorted by two or more partition
+/// keys alone, over a [`PartialSortExec`] that sorts each run in the window's order.
 /// Only for `row_number()`: `rank()` also keeps the rows tied with the K-th.
 fn run_ends(
     input: &Arc<dyn ExecutionPlan>,
@@ -169,11 +169,16 @@ fn run_ends(
             RunEndsExec::try_new(Arc::clone(input), partition_by.to_vec(), keep, end, stored_order, forward).ok()?;
         return Some(Arc::new(exec));
     }
-    // Stored grouped by the keys but not in the window's order within a group (`PARTITION
-    // BY sym, time ORDER BY seq DESC` over a table stored by sym and time: millions of
-    // groups of a row or two): sort each run of equal keys on its own, streaming, and
-    // keep its first rows. A heap per group would hold every group at once (146 s and
-    // 9.6 GiB for 2.97M groups, where this holds one run).
+    // Stored grouped by two or more keys but not in the window's order within a group
+    // (`PARTITION BY sym, time ORDER BY seq DESC` over a table stored by sym and time:
+    // a dedup, millions of groups of a row or two): sort each run of equal keys on its
+    // own, streaming, and keep its first rows. A heap per group would hold every group
+    // at once (146 s and 9.6 GiB for 2.97M groups, where this holds one run). One key
+    // alone is taken for the parted symbol, a few thousand groups at most, where the
+    // heaps are cheaper than sorting every run.
+    if partition_by.len() < 2 {
+        return None;
+    }
     for options in [(false, false), (false, true), (true, false), (true, true)] {
         let options = SortOptions { descending: options.0, nulls_first: options.1 };
         let keys = LexOrdering::new(partition_by.iter().map(|key| PhysicalSortExpr::new(Arc::clone(key), options)))?;
