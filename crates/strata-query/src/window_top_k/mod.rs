@@ -179,12 +179,10 @@ fn run_ends(
     if partition_by.len() < 2 {
         return None;
     }
-    for options in [(false, false), (false, true), (true, false), (true, true)] {
-        let options = SortOptions { descending: options.0, nulls_first: options.1 };
-        let keys = LexOrdering::new(partition_by.iter().map(|key| PhysicalSortExpr::new(Arc::clone(key), options)))?;
-        if !stored.ordering_satisfy(keys.clone()).ok()? {
-            continue;
-        }
+    // The keys are a set: `PARTITION BY time, sym` groups as `sym, time` does, so they
+    // are taken in the order the input is stored in when it leads with them all.
+    let keys = stored_keys(input, partition_by)?;
+    if stored.ordering_satisfy(keys.clone()).ok()? {
         let forward = LexOrdering::new(keys.iter().cloned().chain(order_by.iter().cloned()))?;
         let runs_sorted = PartialSortExec::new(forward.clone(), Arc::clone(input), partition_by.len())
             .with_preserve_partitioning(true);
@@ -195,6 +193,16 @@ fn run_ends(
         return Some(Arc::new(exec));
     }
     None
+}
+
+/// The leading sort keys of `input`'s stored order when they are `keys` in some
+/// order (each once), else `None`.
+fn stored_keys(input: &Arc<dyn ExecutionPlan>, keys: &[Arc<dyn PhysicalExpr>]) -> Option<LexOrdering> {
+    let stored = input.output_ordering()?;
+    let leading: Vec<PhysicalSortExpr> = stored.iter().take(keys.len()).cloned().collect();
+    let all_keys = leading.len() == keys.len()
+        && keys.iter().all(|key| leading.iter().filter(|sort| sort.expr.eq(key)).count() == 1);
+    all_keys.then(|| LexOrdering::new(leading)).flatten()
 }
 
 /// `(column, K)` when `predicate` keeps the rows whose `column` is at most K
