@@ -269,6 +269,19 @@ impl LiveTable {
         }
     }
 
+    /// Every row as one Strata table (as [`LiveTable::to_table`]), which the table
+    /// then holds in place of its chunks, so the copy costs no memory beside them: end
+    /// of day writes it while queries keep reading the same buffers.
+    pub fn consolidate(&mut self, symbols: &mut SymbolTable) -> Table {
+        let whole = self.to_table(symbols);
+        if self.chunks.len() > 1 {
+            self.chunks = vec![whole.clone()];
+            self.memory.clear();
+            self.memory.append(batch(&whole)).expect("the table has the table's schema");
+        }
+        whole
+    }
+
     /// Takes every row out (end of day), leaving the table empty with a new SQL
     /// provider to register.
     pub fn take(&mut self, symbols: &mut SymbolTable) -> Table {
@@ -428,5 +441,23 @@ mod tests {
         let fresh = table.new_provider().expect("a fresh provider for the new day");
         assert!(table.declares_order && fresh.rows() == 0);
         assert_eq!(table.to_table(&mut symbols).len(), 0);
+    }
+
+    #[test]
+    fn end_of_day_consolidates_into_the_table_it_writes_and_keeps_serving_it() {
+        let mut table = LiveTable::new(schema());
+        let mut symbols = SymbolTable::default();
+        table.new_provider();
+        for i in 0..37 {
+            table.append(&row(i, ["A", "B"][i as usize % 2], i as f64), &mut symbols);
+            table.seal(&mut symbols);
+        }
+        assert!(table.chunks.len() > 1);
+        let day = table.consolidate(&mut symbols);
+        assert_eq!((day.len(), table.chunks.len(), table.memory.rows()), (37, 1, 37), "one copy, still served");
+        assert_eq!(table.to_table(&mut symbols), day);
+        assert!(table.new_provider().is_none(), "the registered provider holds the same rows");
+        table.clear();
+        assert_eq!((table.len(), table.memory.rows()), (0, 0));
     }
 }

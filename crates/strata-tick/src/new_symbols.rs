@@ -53,10 +53,14 @@ impl NewSymbols {
             if *kind != ColumnKind::Vector(SYMBOL) {
                 continue;
             }
+            // A symbol repeated row after row (a batch of one name's quotes) is looked
+            // up once.
+            let mut last: &[u8] = &[];
             for symbol in update.column(i).split(|b| *b == 0).filter(|s| !s.is_empty()) {
-                if !self.seen.contains(symbol) {
+                if symbol != last && !self.seen.contains(symbol) {
                     fresh.insert(symbol);
                 }
+                last = symbol;
             }
         }
         if fresh.is_empty() {

@@ -745,14 +745,14 @@ fn end_of_day(state: &RwLock<RdbState>, config: &RdbConfig, days: &mut DayEnds, 
         Err(e) => log::line("rdb", &format!("end of day {date}: {e}; using the table specs last loaded")),
     }
     fault::point("rdb.eod.received");
-    // A copy to write: the tables keep answering queries with the whole day until the
-    // HDBs serve it (nothing of the next day arrives meanwhile: this thread applies
-    // updates, and it is here).
+    // The day to write, shared with the tables, which keep answering queries with the
+    // whole day until the HDBs serve it (nothing of the next day arrives meanwhile:
+    // this thread applies updates, and it is here).
     let mut tables: Vec<Unwritten> = {
         let mut guard = state.write().map_err(|_| TickError::Other("RDB state poisoned".into()))?;
         let RdbState { tables, symbols, .. } = &mut *guard;
         let copies =
-            tables.iter_mut().map(|t| Unwritten { date, name: t.schema().name.clone(), table: t.to_table(symbols) });
+            tables.iter_mut().map(|t| Unwritten { date, name: t.schema().name.clone(), table: t.consolidate(symbols) });
         copies.collect()
     };
     tables.sort_by_key(|t| std::cmp::Reverse(t.table.len()));
