@@ -5,6 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use arrow_array::RecordBatch;
+use datafusion::catalog::MemorySchemaProvider;
 use datafusion::common::TableReference;
 use datafusion::dataframe::DataFrame;
 use datafusion::execution::SessionStateBuilder;
@@ -15,14 +16,14 @@ use datafusion::physical_optimizer::PhysicalOptimizerRule;
 use datafusion::physical_optimizer::optimizer::PhysicalOptimizer;
 use datafusion::prelude::{SQLOptions, SessionConfig, SessionContext};
 use datafusion::sql::parser::{DFParser, Statement as DfStatement};
-use datafusion::sql::sqlparser::ast::Statement as SqlStatement;
+use datafusion::sql::sqlparser::ast::{Query, Statement as SqlStatement};
 use datafusion::sql::sqlparser::dialect::{Dialect, dialect_from_str};
 use strata_store::Database;
 
 use crate::answer::collect_within_limit;
 use crate::cancel::{Cancel, bounded};
 use crate::count_rows::CountRows;
-use crate::dialect::{depth, names, pivot, pivot_statement, rename};
+use crate::dialect::{columns, depth, names, pivot, pivot_statement, rename, rowid};
 use crate::dictionary_groups::DictionaryGroups;
 use crate::dictionary_literals::DictionaryLiterals;
 use crate::error::{QueryError, Result};
@@ -36,6 +37,7 @@ use crate::rolling::RollingWindows;
 use crate::run_aggregate::RunAggregates;
 use crate::stack::{WORKER_STACK, on_query_stack};
 use crate::table::{ReadInOrder, ScanCounters, ScanStats, StrataTable};
+use crate::whole_partition_windows::WholePartitionWindows;
 use crate::window_top_k::WindowTopK;
 
 /// How an engine runs queries.
@@ -81,8 +83,9 @@ impl Default for EngineOptions {
 /// `pivot_limit`): past it, a pivot on a column such as a trade id is a mistake.
 const MAX_PIVOT_VALUES: usize = 100_000;
 
-/// The most `* RENAME` stars one statement may have.
-const MAX_RENAMING_STARS: usize = 1_000;
+/// The most queries with `COLUMNS(...)`, and the most stars to write out (`*
+/// RENAME`, a star over a `rowid` view), one statement may have.
+const MAX_WRITTEN_OUT: usize = 1_000;
 
 /// A rewrite's error as "SQL error: <what>".
 fn sql_error(e: String) -> QueryError {
@@ -244,8 +247,13 @@ impl Engine {
             .with_physical_optimizer_rules(physical_rules())
             .build();
         let ctx = SessionContext::new_with_state(state);
+        if let Some(catalog) = ctx.catalog("datafusion") {
+            catalog.register_schema(rowid::ROWID_SCHEMA, Arc::new(MemorySchemaProvider::new()))?;
+        }
         ctx.add_analyzer_rule(Arc::new(DictionaryLiterals));
         ctx.add_analyzer_rule(Arc::new(AsofRule));
+        // Before DictionaryGroups, so the aggregates it writes group symbols by code.
+        ctx.add_optimizer_rule(Arc::new(WholePartitionWindows));
         ctx.add_optimizer_rule(Arc::new(DictionaryGroups));
         ctx.add_analyzer_rule(Arc::new(WindowRule));
         for marker in [ASOF_MARKER, WINDOW_MARKER] {
@@ -300,6 +308,11 @@ impl Engine {
             let table = StrataTable::open(db, name, &listing.dates, &symbols, self.counters.clone())?;
             // A bare reference keeps the name's case (quoteNorm), as SQL is case-sensitive here.
             self.ctx.deregister_table(TableReference::bare(name.as_str()))?;
+            let view = TableReference::partial(rowid::ROWID_SCHEMA, name.as_str());
+            self.ctx.deregister_table(view.clone())?;
+            if let Some(with_rowid) = table.with_rowid() {
+                self.ctx.register_table(view, Arc::new(with_rowid))?;
+            }
             self.ctx.register_table(TableReference::bare(name.as_str()), Arc::new(table))?;
         }
         Ok(())
@@ -451,27 +464,52 @@ impl Engine {
     /// depends on the tables: `PIVOT` / `UNPIVOT` (their input's columns, the
     /// values found), then `* RENAME` (the star's columns).
     async fn write_out_data_dependent(&self, statement: &mut SqlStatement, dialect: &dyn Dialect) -> Result<()> {
+        let hidden = self.point_at_rowid_views(statement);
         let needs = pivot::needs(statement).map_err(sql_error)?;
         let mut answers = Vec::with_capacity(needs.len());
         for need in needs {
             answers.push(self.answer(need).await?);
         }
         pivot::write_out(statement, answers, dialect).map_err(sql_error)?;
-        // One star at a time, innermost first; each one written out is gone, and a
-        // bound keeps a mistake here from looping.
+        // One query's COLUMNS(...), then one star, at a time, innermost first; each
+        // one written out is gone, and a bound keeps a mistake here from looping.
         for written in 0.. {
-            let Some(probe) = rename::probe(statement) else { break };
-            if written == MAX_RENAMING_STARS {
-                return Err(QueryError::Invalid(format!(
-                    "more than {MAX_RENAMING_STARS} `* RENAME` stars in one statement"
-                )));
+            let Some(probe) = columns::probe(statement) else { break };
+            if written == MAX_WRITTEN_OUT {
+                return Err(QueryError::Invalid(format!("more than {MAX_WRITTEN_OUT} queries with COLUMNS(...)")));
             }
-            let probe = DfStatement::Statement(Box::new(SqlStatement::Query(Box::new(probe))));
-            let plan = self.ctx.state().statement_to_plan(probe).await.map_err(|e| self.explain_error(e.into()))?;
-            let columns: Vec<_> = plan.schema().iter().map(|(t, f)| (t.cloned(), f.name().clone())).collect();
-            rename::expand(statement, &columns).map_err(sql_error)?;
+            let columns = self.columns_of(probe).await?;
+            columns::expand(statement, &columns, &hidden).map_err(sql_error)?;
+        }
+        for written in 0.. {
+            let Some(probe) = rename::probe(statement, &hidden) else { break };
+            if written == MAX_WRITTEN_OUT {
+                return Err(QueryError::Invalid(format!("more than {MAX_WRITTEN_OUT} stars to write out")));
+            }
+            let columns = self.columns_of(probe).await?;
+            rename::expand(statement, &columns, &hidden).map_err(sql_error)?;
         }
         Ok(())
+    }
+
+    /// The columns `probe` answers with, each with its table: planned, not run.
+    async fn columns_of(&self, probe: Query) -> Result<Vec<(Option<TableReference>, String)>> {
+        let probe = DfStatement::Statement(Box::new(SqlStatement::Query(Box::new(probe))));
+        let plan = self.ctx.state().statement_to_plan(probe).await.map_err(|e| self.explain_error(e.into()))?;
+        Ok(plan.schema().iter().map(|(t, f)| (t.cloned(), f.name().clone())).collect())
+    }
+
+    /// Where `statement` names `rowid`, the tables it reads pointed at their `rowid`
+    /// views (see [`rowid`]); the aliases they are read by.
+    fn point_at_rowid_views(&self, statement: &mut SqlStatement) -> rename::Hidden {
+        if !rowid::names_rowid(statement) {
+            return rename::Hidden::new();
+        }
+        let views = self.ctx.catalog("datafusion").and_then(|c| c.schema(rowid::ROWID_SCHEMA));
+        match views {
+            Some(views) => rowid::point_at_views(statement, |name| views.table_exist(name)),
+            None => rename::Hidden::new(),
+        }
     }
 
     /// Answers what a PIVOT needs to know of the data: its input's columns (planned

@@ -36,6 +36,7 @@ mod run_aggregate;
 mod runs;
 mod stack;
 pub mod table;
+mod whole_partition_windows;
 mod window_top_k;
 
 pub use cancel::Cancel;

@@ -3,8 +3,11 @@
 //!
 //! - `time BETWEEN a AND b` and `time [NOT] IN (a, b, ...)` whose bounds or items
 //!   are strings, `TIME`s or intervals: each made a timespan, as comparisons are
-//!   (see [`super::planner`]);
+//!   (see [`super::planner`]); whose bounds are dates or timestamps: `date + time`
+//!   in their place, in a table with a `date`;
 //! - `CAST(time AS TIME)` / `time::TIME`: the time of day, an error outside a day;
+//! - `'infinity'::TIMESTAMP`, `TIMESTAMP '-infinity'` (and `DATE`): kdb+'s
+//!   infinities `0Wp` / `-0Wp`, the largest and smallest non-null values;
 //! - `TIMESTAMP '2024-01-02 09:30'` and a timestamp compared with, or between,
 //!   such strings: read to the minute, as DuckDB reads them;
 //! - `CAST(x AS TIMESPAN)` of a `TIME`, a string or an interval, and
@@ -17,7 +20,7 @@
 //! Each rewritten expression keeps its name, so result columns are named as
 //! written.
 
-use arrow_schema::DataType;
+use arrow_schema::{DataType, TimeUnit};
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::common::{DFSchema, Result, ScalarValue};
@@ -27,7 +30,7 @@ use datafusion::logical_expr::utils::merge_schema;
 use datafusion::logical_expr::{Expr, ExprSchemable, LogicalPlan, cast, lit};
 use datafusion::optimizer::AnalyzerRule;
 
-use super::planner::meeting;
+use super::planner::{is_date_or_timestamp, meeting, on_its_day};
 use super::timespan::{TIMESPAN, TimeOfDay, TimespanOrder, as_timespan, is_timespan, timestamp_to_the_minute};
 
 /// The rule (see the module documentation).
@@ -61,7 +64,24 @@ impl AnalyzerRule for TimespanRule {
 /// cannot be read here (an outer reference) stays as it is.
 fn rewrite(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
     let type_of = |e: &Expr| e.get_type(schema).ok();
+    let point_in_time = |e: &Expr| type_of(e).is_some_and(|t| is_date_or_timestamp(&t));
     match expr {
+        Expr::Between(Between { expr, negated, low, high })
+            if type_of(&expr).is_some_and(|t| is_timespan(&t))
+                && (point_in_time(&low) || point_in_time(&high))
+                && on_its_day(&expr, schema).is_some() =>
+        {
+            let stamp = on_its_day(&expr, schema).expect("checked");
+            Ok(Transformed::yes(Expr::Between(Between::new(Box::new(stamp), negated, low, high))))
+        }
+        Expr::InList(InList { expr, list, negated })
+            if type_of(&expr).is_some_and(|t| is_timespan(&t))
+                && list.iter().any(point_in_time)
+                && on_its_day(&expr, schema).is_some() =>
+        {
+            let stamp = on_its_day(&expr, schema).expect("checked");
+            Ok(Transformed::yes(Expr::InList(InList::new(Box::new(stamp), list, negated))))
+        }
         Expr::Between(Between { expr, negated, low, high })
             if type_of(&expr).is_some_and(|t| is_timespan(&t))
                 && (!type_of(&low).is_some_and(|t| is_timespan(&t))
@@ -119,6 +139,9 @@ fn converted(expr: Expr, to: &DataType, schema: &DFSchema) -> Result<Result<Expr
     if let (Some(text), DataType::Timestamp(..)) = (minute_text(&expr), to) {
         return Ok(Ok(cast(lit(text), to.clone())));
     }
+    if let Some(infinite) = infinity(&expr, to) {
+        return Ok(Ok(lit(infinite)));
+    }
     Ok(match (&from, to) {
         (f, t) if is_timespan(f) && is_time(t) => Ok(TimeOfDay::call(cast(expr, TIMESPAN), t)),
         (f, t) if is_timespan(t) && !is_timespan(f) => match as_timespan(expr.clone(), &from)? {
@@ -130,6 +153,33 @@ fn converted(expr: Expr, to: &DataType, schema: &DFSchema) -> Result<Result<Expr
             None => Err(expr),
         },
         _ => Err(expr),
+    })
+}
+
+/// `'infinity'` or `'-infinity'` cast to a timestamp or date, as
+/// DuckDB writes them: kdb+'s infinities (`0Wp`, `-0Wp`, `0Wd`, `-0Wd`), the
+/// largest and smallest values that are not its null (the type's minimum).
+fn infinity(expr: &Expr, to: &DataType) -> Option<ScalarValue> {
+    let Expr::Literal(ScalarValue::Utf8(Some(s)) | ScalarValue::LargeUtf8(Some(s)) | ScalarValue::Utf8View(Some(s)), _) =
+        expr
+    else {
+        return None;
+    };
+    let positive = match s.trim().to_ascii_lowercase().as_str() {
+        "infinity" => true,
+        "-infinity" => false,
+        _ => return None,
+    };
+    let wide = if positive { i64::MAX } else { i64::MIN + 1 };
+    Some(match to {
+        DataType::Timestamp(unit, zone) => match unit {
+            TimeUnit::Second => ScalarValue::TimestampSecond(Some(wide), zone.clone()),
+            TimeUnit::Millisecond => ScalarValue::TimestampMillisecond(Some(wide), zone.clone()),
+            TimeUnit::Microsecond => ScalarValue::TimestampMicrosecond(Some(wide), zone.clone()),
+            TimeUnit::Nanosecond => ScalarValue::TimestampNanosecond(Some(wide), zone.clone()),
+        },
+        DataType::Date32 => ScalarValue::Date32(Some(if positive { i32::MAX } else { i32::MIN + 1 })),
+        _ => return None,
     })
 }
 

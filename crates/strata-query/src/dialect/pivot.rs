@@ -193,8 +193,11 @@ fn pivot_text(factor: &TableFactor, answers: &mut impl Iterator<Item = Answer>) 
             ControlFlow::<()>::Continue(())
         });
     }
-    let groups: Vec<String> =
-        columns.iter().filter(|c| c.as_str() != "i" && !used.contains(c)).map(|c| quoted(c)).collect();
+    let groups: Vec<String> = columns
+        .iter()
+        .filter(|c| c.as_str() != "i" && c.as_str() != crate::table::ROWID_COLUMN && !used.contains(c))
+        .map(|c| quoted(c))
+        .collect();
     let named = aggregate_functions.len() > 1 || aggregate_functions.iter().any(|a| a.alias.is_some());
     let calls = aggregate_functions
         .iter()

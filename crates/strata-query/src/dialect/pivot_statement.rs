@@ -10,7 +10,8 @@
 //!   is `SELECT * FROM <data> UNPIVOT (<value> FOR <name> IN (<columns>)) ...`
 //!   (`name` and `value` by default, as in DuckDB).
 //!
-//! A whole statement is rewritten, and so is each one in parentheses: a subquery
+//! A whole statement is rewritten, so is one after a WITH (`WITH u AS (...) PIVOT u
+//! ON ...`, as DuckDB takes it), and so is each one in parentheses: a subquery
 //! (`SELECT ... FROM (PIVOT ...) p`), a CTE's body (`WITH p AS (PIVOT ...)`).
 
 use std::ops::ControlFlow;
@@ -31,7 +32,10 @@ pub fn rewrite(sql: &str, dialect: &dyn Dialect) -> Result<Option<String>, Strin
     if !sql.to_ascii_lowercase().contains("pivot") {
         return Ok(None);
     }
-    let whole = rewrite_statement(sql, dialect)?;
+    let whole = match rewrite_statement(sql, dialect)? {
+        Some(done) => Some(done),
+        None => after_with(sql, dialect)?,
+    };
     let mut changed = whole.is_some();
     let mut text = whole.unwrap_or_else(|| sql.to_string());
     // The last one to start first: none starts inside it, and writing it out moves
@@ -42,6 +46,29 @@ pub fn rewrite(sql: &str, dialect: &dyn Dialect) -> Result<Option<String>, Strin
         changed = true;
     }
     Ok(changed.then_some(text))
+}
+
+/// `sql` rewritten when it is `WITH <ctes> PIVOT ...` (or `UNPIVOT`): the statement
+/// after the CTEs in the FROM-clause form, under the same WITH.
+fn after_with(sql: &str, dialect: &dyn Dialect) -> Result<Option<String>, String> {
+    let Ok(tokens) = Tokenizer::new(dialect, sql).tokenize_with_location() else { return Ok(None) };
+    let mut words = tokens.iter().filter(|t| !matches!(t.token, Token::Whitespace(_)));
+    if !words.next().is_some_and(|t| matches!(&t.token, Token::Word(w) if w.keyword == Keyword::WITH)) {
+        return Ok(None);
+    }
+    let mut depth = 0i32;
+    for word in words {
+        match &word.token {
+            Token::LParen => depth += 1,
+            Token::RParen => depth -= 1,
+            Token::Word(w) if depth == 0 && matches!(w.keyword, Keyword::PIVOT | Keyword::UNPIVOT) => {
+                let at = byte_offset(sql, word.span.start);
+                return Ok(rewrite_statement(&sql[at..], dialect)?.map(|body| format!("{}{body}", &sql[..at])));
+            }
+            _ => {}
+        }
+    }
+    Ok(None)
 }
 
 /// The byte offsets of the parentheses around the last `(PIVOT ...)` or
@@ -246,5 +273,14 @@ mod tests {
         );
         assert_eq!(rewritten("SELECT * FROM (SELECT 1) t PIVOT (sum(x) FOR y IN (1))").unwrap(), None);
         assert!(rewritten("SELECT * FROM (PIVOT t USING sum(x))").unwrap_err().contains("no ON"));
+        // DuckDB's `WITH ... PIVOT`: the statement after the CTEs.
+        assert_eq!(
+            rewritten("WITH u AS (SELECT * FROM t), v AS (SELECT 1) PIVOT u ON g USING sum(x)").unwrap().unwrap(),
+            "WITH u AS (SELECT * FROM t), v AS (SELECT 1) SELECT * FROM u PIVOT (sum(x) FOR g IN (ANY ORDER BY g)) "
+        );
+        assert_eq!(
+            rewritten("WITH u AS (PIVOT t ON g) SELECT * FROM u").unwrap().unwrap(),
+            "WITH u AS (SELECT * FROM t PIVOT (count(*) FOR g IN (ANY ORDER BY g)) ) SELECT * FROM u"
+        );
     }
 }

@@ -49,12 +49,15 @@ use crate::error::{Result, external};
 use filter::{ColumnTest, Test, column_test, float_of, integer_bounds, integer_of, text_of};
 use part::Part;
 use ranges::{RowSet, SampledColumn};
-use scan::{ScanColumn, ScanPlan, StrataScanExec};
+use scan::{ScanColumn, ScanPiece, ScanPlan, StrataScanExec};
 
 /// The name of the virtual partition column.
 pub const DATE_COLUMN: &str = "date";
 /// The name of the virtual row-number column (kdb+'s `i`).
 pub const ROW_NUMBER_COLUMN: &str = "i";
+/// The name of the virtual table row-number column (DuckDB's `rowid`), which only
+/// the table's [`StrataTable::with_rowid`] view lists.
+pub const ROWID_COLUMN: &str = "rowid";
 
 /// A table stored by Strata, as a DataFusion table.
 ///
@@ -62,11 +65,12 @@ pub const ROW_NUMBER_COLUMN: &str = "i";
 /// database's partition dates, and a piece's files are opened the first time a
 /// query's date tests keep it (then kept open). So a query of one day costs the
 /// same whether the database holds one day or ten years of them.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct StrataTable {
     name: String,
     db: Database,
-    pieces: Vec<Piece>,
+    /// Shared with the table's `rowid` view, so a piece is opened once for both.
+    pieces: Arc<[Piece]>,
     partitioned: bool,
     stored: Vec<(String, ColumnType)>,
     /// The file the stored columns were read from: the schema record, the splayed
@@ -74,8 +78,10 @@ pub struct StrataTable {
     stored_source: PathBuf,
     schema: SchemaRef,
     symbols: SymbolDictionary,
-    symbol_keys: HashMap<String, u32>,
+    symbol_keys: Arc<HashMap<String, u32>>,
     counters: Arc<ScanCounters>,
+    /// Whether the schema lists the virtual `rowid` (the view [`StrataTable::with_rowid`]).
+    rowid: bool,
 }
 
 /// One piece of the table: a date partition (or the splayed table), opened on
@@ -207,15 +213,50 @@ impl StrataTable {
         Ok(StrataTable {
             name: name.to_string(),
             db: db.clone(),
-            pieces,
+            pieces: pieces.into(),
             partitioned,
             stored,
             stored_source,
             schema: Arc::new(Schema::new(fields)),
             symbols: symbol_values(symbols),
-            symbol_keys,
+            symbol_keys: Arc::new(symbol_keys),
             counters,
+            rowid: false,
         })
+    }
+
+    /// The table with DuckDB's `rowid` as one more virtual column, last: each row's
+    /// number within the whole table, read as stored (the partitions in date order,
+    /// each in its stored order), from 0. A separate view because `rowid` is hidden
+    /// from `*`: the engine plans a query over it only where the query names
+    /// `rowid`, and writes its stars out without it. `None` when the table stores a
+    /// column of that name, which is then `rowid`.
+    pub fn with_rowid(&self) -> Option<StrataTable> {
+        if self.stored_type(ROWID_COLUMN).is_some() || self.schema.field_with_name(ROWID_COLUMN).is_ok() {
+            return None;
+        }
+        let mut fields: Vec<Field> = self.schema.fields().iter().map(|f| f.as_ref().clone()).collect();
+        fields.push(Field::new(ROWID_COLUMN, DataType::Int64, false));
+        Some(StrataTable { schema: Arc::new(Schema::new(fields)), rowid: true, ..self.clone() })
+    }
+
+    /// The table row number of each of `parts`' first rows (parts of this table, in
+    /// table order): the rows of every piece before it, the pieces a query's date
+    /// tests dropped included (opened here, as counting their rows needs).
+    fn first_rows(&self, parts: &[Arc<Part>]) -> DfResult<Vec<i64>> {
+        let mut firsts = Vec::with_capacity(parts.len());
+        let mut before = 0i64;
+        for piece in self.pieces.iter() {
+            if firsts.len() == parts.len() {
+                break;
+            }
+            let Some(part) = self.part(piece).map_err(external)? else { continue };
+            if Arc::ptr_eq(&part, &parts[firsts.len()]) {
+                firsts.push(before);
+            }
+            before += part.rows as i64;
+        }
+        Ok(firsts)
     }
 
     /// The table's name.
@@ -233,6 +274,10 @@ impl StrataTable {
 
     fn is_virtual_row_number(&self, column: &str) -> bool {
         column == ROW_NUMBER_COLUMN && self.stored_type(column).is_none()
+    }
+
+    fn is_virtual_rowid(&self, column: &str) -> bool {
+        self.rowid && column == ROWID_COLUMN && self.stored_type(column).is_none()
     }
 
     /// The part of `piece`, opening it on first use: `None` when its partition
@@ -602,7 +647,7 @@ impl TableProvider for StrataTable {
             Some(p) => p.clone(),
             None => (0..self.schema.fields().len()).collect(),
         };
-        let columns = indices
+        let columns: Vec<ScanColumn> = indices
             .iter()
             .map(|&i| {
                 let name = self.schema.field(i).name();
@@ -610,6 +655,8 @@ impl TableProvider for StrataTable {
                     ScanColumn::Date
                 } else if self.is_virtual_row_number(name) {
                     ScanColumn::RowNumber
+                } else if self.is_virtual_rowid(name) {
+                    ScanColumn::TableRowNumber
                 } else {
                     ScanColumn::Stored(name.clone(), self.stored_type(name).expect("a stored column"))
                 }
@@ -617,11 +664,16 @@ impl TableProvider for StrataTable {
             .collect();
         let parts = self.kept(&tests)?;
         let k = Knowledge::of(&parts, self.time_column())?;
+        let first_rows = if columns.iter().any(|c| matches!(c, ScanColumn::TableRowNumber)) {
+            self.first_rows(&parts)?
+        } else {
+            vec![0; parts.len()]
+        };
         let mut pieces = Vec::new();
-        for part in &parts {
+        for (part, first_row) in parts.iter().zip(first_rows) {
             let rows = self.rows_of(part, &tests, &k)?;
             if !rows.is_empty() {
-                pieces.push((part.clone(), rows));
+                pieces.push(ScanPiece { part: part.clone(), rows, first_row });
             }
         }
         let (order, order_may_hold_nulls) = match self.sort_order(&parts, &k)? {

@@ -33,8 +33,11 @@ use crate::error::external;
 pub enum ScanColumn {
     /// The virtual partition date.
     Date,
-    /// The virtual row number within the piece.
+    /// The virtual row number within the piece (kdb+'s `i`).
     RowNumber,
+    /// The virtual row number within the table, pieces counted in table order
+    /// (DuckDB's `rowid`).
+    TableRowNumber,
     /// A stored column and its type.
     Stored(String, ColumnType),
 }
@@ -49,7 +52,7 @@ pub struct ScanPlan {
     /// What each projected column is.
     pub columns: Vec<ScanColumn>,
     /// The pieces to read and their rows, in table order.
-    pub pieces: Vec<(Arc<Part>, RowSet)>,
+    pub pieces: Vec<ScanPiece>,
     /// The symbol dictionary.
     pub symbols: SymbolDictionary,
     /// Where reads are counted.
@@ -71,10 +74,23 @@ pub struct ScanPlan {
     pub several_dates: bool,
 }
 
+/// One piece a scan reads.
+#[derive(Debug)]
+pub struct ScanPiece {
+    /// The piece.
+    pub part: Arc<Part>,
+    /// Its rows to read.
+    pub rows: RowSet,
+    /// The table row number of its first row: the rows of the pieces before it
+    /// (0 unless the scan outputs [`ScanColumn::TableRowNumber`]).
+    pub first_row: i64,
+}
+
 /// A run of rows of one piece that one partition reads.
 #[derive(Clone, Debug)]
 struct Work {
     part: Arc<Part>,
+    first_row: i64,
     start: usize,
     end: usize,
 }
@@ -91,12 +107,12 @@ impl StrataScanExec {
     /// Splits the plan's rows into at most `target_partitions` partitions of about
     /// equal rows, each a contiguous stretch in table order (so each stays sorted).
     pub fn new(plan: ScanPlan, target_partitions: usize) -> StrataScanExec {
-        let total: usize = plan.pieces.iter().map(|(_, rows)| rows.len()).sum();
+        let total: usize = plan.pieces.iter().map(|p| p.rows.len()).sum();
         let wanted = target_partitions.max(1).min(total.div_ceil(plan.batch_rows.max(1)).max(1));
         let share = total.div_ceil(wanted).max(1);
         let mut partitions: Vec<Vec<Work>> = vec![Vec::new()];
         let mut filled = 0;
-        for (part, rows) in &plan.pieces {
+        for ScanPiece { part, rows, first_row } in &plan.pieces {
             for range in rows.ranges() {
                 let mut start = range.start;
                 while start < range.end {
@@ -105,7 +121,8 @@ impl StrataScanExec {
                         filled = 0;
                     }
                     let end = range.end.min(start + share - filled);
-                    partitions.last_mut().expect("one partition").push(Work { part: part.clone(), start, end });
+                    let work = Work { part: part.clone(), first_row: *first_row, start, end };
+                    partitions.last_mut().expect("one partition").push(work);
                     filled += end - start;
                     start = end;
                 }
@@ -169,7 +186,7 @@ impl StrataScanExec {
 
 impl DisplayAs for StrataScanExec {
     fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
-        let rows: usize = self.plan.pieces.iter().map(|(_, r)| r.len()).sum();
+        let rows: usize = self.plan.pieces.iter().map(|p| p.rows.len()).sum();
         let names: Vec<&str> = self.plan.schema.fields().iter().map(|f| f.name().as_str()).collect();
         write!(
             f,
@@ -219,7 +236,7 @@ impl ExecutionPlan for StrataScanExec {
     fn partition_statistics(&self, partition: Option<usize>) -> DfResult<Arc<Statistics>> {
         let mut statistics = Statistics::new_unknown(&self.plan.schema);
         if partition.is_none() && self.plan.limit.is_none() {
-            statistics.num_rows = Precision::Exact(self.plan.pieces.iter().map(|(_, rows)| rows.len()).sum());
+            statistics.num_rows = Precision::Exact(self.plan.pieces.iter().map(|p| p.rows.len()).sum());
         }
         Ok(Arc::new(statistics))
     }
@@ -257,7 +274,7 @@ impl Iterator for Batches {
         if room == 0 {
             return None;
         }
-        let part = self.work.get(self.at)?.part.clone();
+        let (part, first_row) = self.work.get(self.at).map(|w| (w.part.clone(), w.first_row))?;
         let mut ranges = Vec::new();
         while room > 0
             && let Some(work) = self.work.get(self.at)
@@ -278,13 +295,14 @@ impl Iterator for Batches {
         if let Some(left) = &mut self.left {
             *left -= rows;
         }
-        Some(self.read(&part, &ranges, rows))
+        Some(self.read(&part, first_row, &ranges, rows))
     }
 }
 
 impl Batches {
-    /// Rows `ranges` (ascending, `rows` in all) of `part` as one batch.
-    fn read(&self, part: &Part, ranges: &[Range<usize>], rows: usize) -> DfResult<RecordBatch> {
+    /// Rows `ranges` (ascending, `rows` in all) of `part`, whose row 0 is table row
+    /// `first_row`, as one batch.
+    fn read(&self, part: &Part, first_row: i64, ranges: &[Range<usize>], rows: usize) -> DfResult<RecordBatch> {
         let arrays = self
             .plan
             .columns
@@ -298,6 +316,9 @@ impl Batches {
                     ScanColumn::RowNumber => {
                         Arc::new(Int64Array::from_iter_values(ranges.iter().flat_map(|r| r.start as i64..r.end as i64)))
                     }
+                    ScanColumn::TableRowNumber => Arc::new(Int64Array::from_iter_values(
+                        ranges.iter().flat_map(|r| first_row + r.start as i64..first_row + r.end as i64),
+                    )),
                     ScanColumn::Stored(name, ty) => {
                         let open = part.column(name).map_err(external)?;
                         // One range is a view of the mapping; several are copied together.

@@ -8,6 +8,11 @@
 //! key by a galloping search of the run's times: no sort, no copy of the right
 //! side, and right rows whose key no left row has are skipped after one integer
 //! lookup per run. Partitions' picks are combined by time (then input order).
+//!
+//! A join without keys against a right side known to be small (a table of session
+//! bounds, a calendar: at most [`SMALL_RIGHT_ROWS`] rows by its statistics) goes
+//! the other way: the right side is collected and sorted by time, and each left row
+//! finds its match by binary search, so the left side is never sorted.
 
 use std::fmt;
 use std::sync::Arc;
@@ -23,6 +28,7 @@ use datafusion::execution::memory_pool::{MemoryConsumer, MemoryReservation};
 use datafusion::logical_expr::JoinType;
 use datafusion::physical_expr::{EquivalenceProperties, LexRequirement, OrderingRequirements, PhysicalExpr};
 use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
+use datafusion::physical_plan::statistics::{StatisticsArgs, StatisticsContext};
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, ExecutionPlan, ExecutionPlanProperties, Partitioning, PlanProperties,
@@ -155,6 +161,11 @@ impl ExecutionPlan for AsofJoinExec {
     }
 }
 
+/// The most rows a key-less join's right side may have, by its statistics, to be
+/// searched rather than merged (see the module documentation): it is collected
+/// whole, and each left row costs a binary search of it.
+pub const SMALL_RIGHT_ROWS: usize = 1 << 16;
+
 /// The collected left side, grouped by key.
 struct LeftIndex {
     batch: RecordBatch,
@@ -209,6 +220,9 @@ impl AsofJoinSpec {
         let batch = concat_batches(&self.left.schema(), &left_batches)?;
         drop(left_batches);
         reservation.try_grow(batch.get_array_memory_size())?;
+        if self.left_keys.is_empty() && self.right_is_small() {
+            return self.search_right(batch, context, reservation).await;
+        }
         let (index, coder) = self.index_left(batch)?;
         let index = Arc::new(index);
         let rows = index.batch.num_rows();
@@ -229,6 +243,67 @@ impl AsofJoinSpec {
             results.push(picks?);
         }
         self.output(&index, rows, results)
+    }
+
+    /// Whether the right side's statistics promise at most [`SMALL_RIGHT_ROWS`] rows.
+    fn right_is_small(&self) -> bool {
+        StatisticsContext::new()
+            .compute(self.right.as_ref(), &StatisticsArgs::new())
+            .ok()
+            .and_then(|s| s.num_rows.get_value().copied())
+            .is_some_and(|rows| rows <= SMALL_RIGHT_ROWS)
+    }
+
+    /// The key-less join of `left` (collected) with the right side collected and
+    /// sorted by time, each left row's match found by binary search: backward, the
+    /// last right row at or before it (strictly before, when strict), the later in
+    /// input order among equal times; forward, the first at or after it (strictly
+    /// after), the earlier among equal times. The left rows keep their order.
+    async fn search_right(
+        &self,
+        left: RecordBatch,
+        context: Arc<TaskContext>,
+        reservation: MemoryReservation,
+    ) -> Result<Vec<RecordBatch>> {
+        let right_batches = collect(self.right.clone(), context).await?;
+        let right = concat_batches(&self.right.schema(), &right_batches)?;
+        drop(right_batches);
+        reservation.try_grow(right.get_array_memory_size())?;
+        let right_time = time_column(&self.right_time.evaluate(&right)?.into_array(right.num_rows())?)?;
+        let mut order: Vec<u32> = (0..right.num_rows() as u32).filter(|r| right_time.is_valid(*r as usize)).collect();
+        order.sort_by_key(|r| right_time.value(*r as usize));
+        let times: Vec<i64> = order.iter().map(|r| right_time.value(*r as usize)).collect();
+        let left_time = time_column(&self.left_time.evaluate(&left)?.into_array(left.num_rows())?)?;
+        let inclusive =
+            matches!((self.direction, self.strict), (Direction::Backward, false) | (Direction::Forward, true));
+        let picks: Vec<Option<u32>> = (0..left.num_rows())
+            .map(|row| {
+                if left_time.is_null(row) {
+                    return None;
+                }
+                let lt = left_time.value(row);
+                let at = times.partition_point(|&t| t < lt || (inclusive && t == lt));
+                match self.direction {
+                    Direction::Backward => at.checked_sub(1).map(|i| order[i]),
+                    Direction::Forward => order.get(at).copied(),
+                }
+            })
+            .collect();
+        let kept: Vec<u32> = (0..left.num_rows() as u32)
+            .filter(|r| self.join_type == JoinType::Left || picks[*r as usize].is_some())
+            .collect();
+        let mut columns: Vec<ArrayRef> = if kept.len() == left.num_rows() {
+            left.columns().to_vec()
+        } else {
+            let rows = UInt32Array::from(kept.clone());
+            left.columns().iter().map(|c| take(c, &rows, None)).collect::<std::result::Result<_, _>>()?
+        };
+        let right_rows: UInt32Array = kept.iter().map(|r| picks[*r as usize]).collect();
+        for column in right.columns() {
+            columns.push(take(column, &right_rows, None)?);
+        }
+        let options = RecordBatchOptions::new().with_row_count(Some(kept.len()));
+        Ok(vec![RecordBatch::try_new_with_options(self.schema.clone(), columns, &options)?])
     }
 
     fn index_left(&self, batch: RecordBatch) -> Result<(LeftIndex, KeyCoder)> {
