@@ -210,6 +210,15 @@ struct PartitionPicks {
     batches: Vec<RecordBatch>,
 }
 
+/// The columns of `batch` at rows `kept` (ascending), shared when it keeps them all.
+fn kept_rows(batch: &RecordBatch, kept: &[u32]) -> Result<Vec<ArrayRef>> {
+    if kept.len() == batch.num_rows() {
+        return Ok(batch.columns().to_vec());
+    }
+    let rows = UInt32Array::from(kept.to_vec());
+    Ok(batch.columns().iter().map(|c| take(c, &rows, None)).collect::<std::result::Result<_, _>>()?)
+}
+
 fn evaluate(exprs: &[Arc<dyn PhysicalExpr>], batch: &RecordBatch) -> Result<Vec<ArrayRef>> {
     exprs.iter().map(|e| e.evaluate(batch)?.into_array(batch.num_rows())).collect()
 }
@@ -292,12 +301,7 @@ impl AsofJoinSpec {
         let kept: Vec<u32> = (0..left.num_rows() as u32)
             .filter(|r| self.join_type == JoinType::Left || picks[*r as usize].is_some())
             .collect();
-        let mut columns: Vec<ArrayRef> = if kept.len() == left.num_rows() {
-            left.columns().to_vec()
-        } else {
-            let rows = UInt32Array::from(kept.clone());
-            left.columns().iter().map(|c| take(c, &rows, None)).collect::<std::result::Result<_, _>>()?
-        };
+        let mut columns = kept_rows(&left, &kept)?;
         let right_rows: UInt32Array = kept.iter().map(|r| picks[*r as usize]).collect();
         for column in right.columns() {
             columns.push(take(column, &right_rows, None)?);
@@ -463,12 +467,7 @@ impl AsofJoinSpec {
                 None => (null_source, 0),
             })
             .collect();
-        let mut columns: Vec<ArrayRef> = if kept.len() == rows {
-            index.batch.columns().to_vec()
-        } else {
-            let take_rows = UInt32Array::from(kept.clone());
-            index.batch.columns().iter().map(|c| take(c, &take_rows, None)).collect::<std::result::Result<_, _>>()?
-        };
+        let mut columns = kept_rows(&index.batch, &kept)?;
         for source in &sources {
             let arrays: Vec<&dyn Array> = source.iter().map(|a| a.as_ref()).collect();
             columns.push(interleave(&arrays, &picks)?);
