@@ -119,8 +119,8 @@ fn expand_query(query: &mut Query, columns: &Columns) -> Result<(), String> {
                 None => SelectItem::UnnamedExpr(expr),
             }),
             Some(copies) => {
-                if alias.is_some() && copies.len() > 1 {
-                    return Err(format!("{expr} AS {}: one name for several columns", alias.expect("checked")));
+                if let Some(alias) = alias.as_ref().filter(|_| copies.len() > 1) {
+                    return Err(format!("{expr} AS {alias}: one name for several columns"));
                 }
                 items.extend(copies.into_iter().map(|(copy, name)| SelectItem::ExprWithAlias {
                     expr: copy,
