@@ -221,6 +221,10 @@ impl Engine {
             .with_batch_size(options.batch_rows.max(1))
             .with_information_schema(true);
         config.options_mut().sql_parser.enable_ident_normalization = false;
+        // A subquery's ORDER BY orders what a plain projection over it returns, as in
+        // DuckDB (`SELECT * RENAME (...) FROM (... ORDER BY ...)`); DataFusion would
+        // drop it unless a LIMIT follows.
+        config.options_mut().sql_parser.enable_subquery_sort_elimination = false;
         // Tables are stored sorted (by symbol, then time, as kdb+ keeps them): a
         // window or join over that order merges the scan's sorted partitions
         // instead of sorting every row again.

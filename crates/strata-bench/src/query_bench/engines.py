@@ -3,7 +3,8 @@
 Usage: python engines.py SPEC.json, then query indexes on standard input.
 SPEC: {"tables": {name: parquet path}, "date": "YYYY-MM-DD", "db_file": path,
        "answers": dir of Strata's answers (NNN.parquet), "repeats": n,
-       "params": {...}, "queries": [{"name": ..., "sql": ...}]}
+       "params": {...}, "queries": [{"name": ..., "sql": ..., "duckdb_sql": ... (when
+       DuckDB's text differs)}]}
 
 Engines, each as its users run repeated queries:
 - duckdb-mem: one in-memory connection; the day loaded with CREATE TABLE AS from the
@@ -156,7 +157,7 @@ def main():
 
     for line in sys.stdin:
         q = spec["queries"][int(line)]
-        sql = q["sql"]
+        sql = q.get("duckdb_sql", q["sql"])
         want = pq.read_table(os.path.join(spec["answers"], f"{int(line):03d}.parquet"))
         out = []
 

@@ -54,13 +54,15 @@ pub struct QueryBenchOptions {
     pub python: PathBuf,
     /// The `strata` binary, run as `strata hdb` and `strata sql`.
     pub strata: PathBuf,
+    /// The families to run (names of [`workload::FAMILIES`]); empty runs them all.
+    pub families: Vec<String>,
 }
 
 impl QueryBenchOptions {
     /// Five million quotes, 250,000 trades, 2,000 symbols.
     pub fn new(scratch: PathBuf, python: PathBuf, strata: PathBuf) -> QueryBenchOptions {
         let taq = TaqConfig { quotes: 5_000_000, trades: 250_000, syms: 2_000, ..TaqConfig::default() };
-        QueryBenchOptions { db: None, taq, scratch, repeats: 3, python, strata }
+        QueryBenchOptions { db: None, taq, scratch, repeats: 3, python, strata, families: Vec::new() }
     }
 }
 
@@ -118,7 +120,7 @@ pub fn run(options: &QueryBenchOptions, progress: bool) -> BenchResult<Report> {
         exported.push((table, path));
     }
     let parameters = workload::pick_workload_parameters(&engine, &date)?;
-    let queries = workload::workload(&parameters);
+    let queries = workload::of_families(workload::workload(&parameters), &options.families)?;
     drop(engine);
 
     let answers = options.scratch.join("answers");

@@ -14,6 +14,12 @@ import polars as pl
 QUOTE_COLS = ["sym", "time", "ex", "bid", "bsize", "ask", "asize"]
 TRADE_COLS = ["sym", "time", "ex", "price", "size"]
 
+# The session bounds of the key-less as-of join (workload.rs has the same VALUES).
+SESSIONS = pl.DataFrame({
+    "start": [time(0), time(4), time(9, 30), time(10), time(12), time(15, 30), time(16)],
+    "session": ["pre", "early", "open", "morning", "midday", "close", "after"],
+})
+
 sym, t, ex = pl.col("sym"), pl.col("time"), pl.col("ex")
 price, size = pl.col("price"), pl.col("size").cast(pl.Int64)
 bid, ask = pl.col("bid"), pl.col("ask")
@@ -130,11 +136,24 @@ def plans(f, p):
         .select("sym", "ex", "time", "price", "bid", "ask", "quote_time"),
         "asof_effective_spread": asof(tr.select(TRADE_COLS), q.select(QUOTE_COLS), "sym").group_by("sym").agg(
             pl.len().alias("n"), (2 * (price - mid).abs() / mid).mean().alias("eff_spread")),
+        "form_rowid_sample": q.with_row_index("rowid").filter(pl.col("rowid") % 1000 == 0)
+        .select("rowid", "sym", "time", "bid", "ask"),
+        "form_rowid_dedup_last": q.unique(["sym", "time"], keep="last", maintain_order=True).select("sym", "time", "bid", "ask"),
+        "form_date_plus_interval": tr.filter(ts >= pl.col("date").dt.combine(time(15, 30))).select("sym", "time", "price", size),
+        "form_columns_regex": q.group_by("sym").agg(bid.max(), ask.max(), pl.col("bsize").min(), pl.col("asize").min()),
+        "form_window_max_by_ex": tr.select("sym", "time", "ex", "price", price.max().over("ex").alias("hi")),
+        "form_window_share_by_sym": tr.select("sym", "time", size, (size / size.sum().over("sym")).alias("share"),
+                                              pl.len().over("sym", "ex").alias("n_ex")),
+        "form_groupwise_max": tr.filter(price == price.max().over("sym")).select("sym", "time", "price"),
+        "form_asof_sessions": tr.select("sym", "time", "price").sort("time")
+        .join_asof(SESSIONS.lazy(), left_on="time", right_on="start", strategy="backward")
+        .select("sym", "time", "price", "session"),
     }
     out = {name: (lambda plan=plan: plan.collect()) for name, plan in lazy.items()}
     out["piv_volume_by_ex"] = lambda: pivot(tr, "sym", "ex", size.sum(), exchanges)
     out["piv_bid_by_ex_ffill"] = lambda: pivot(
         q.filter(sym.is_in(s50)).with_columns(ts.dt.truncate("1m").alias("bar")), "bar", "ex", bid.max(), exchanges).sort("bar").with_columns(pl.col(exchanges).forward_fill())
+    out["form_with_pivot"] = out["form_pivot_case_sums"] = out["piv_volume_by_ex"]
     out["piv_mid_by_sym"] = lambda: pivot(
         q.filter(sym.is_in(pivot_syms)).with_columns(ts.dt.truncate("5m").alias("bar")), "bar", "sym", mid.mean(), pivot_syms)
     return out

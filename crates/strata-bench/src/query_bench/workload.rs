@@ -67,12 +67,14 @@ pub struct WorkloadQuery {
     pub family: &'static str,
     /// A short unique name, also the key of its Polars form.
     pub name: &'static str,
-    /// The SQL both Strata and DuckDB run.
+    /// The SQL Strata runs, and DuckDB unless [`Self::duckdb_sql`] is given.
     pub sql: String,
+    /// DuckDB's text of the same question, where it differs.
+    pub duckdb_sql: Option<String>,
 }
 
 /// The families, in report order, with what they cover.
-pub const FAMILIES: [(&str, &str); 9] = [
+pub const FAMILIES: [(&str, &str); 10] = [
     ("select", "raw rows by time window and by 1, 50 and 1000 symbols"),
     ("derive", "derived columns (mid, spread, notional, lots) with sorts"),
     ("aggregate", "scalar and grouped aggregates: VWAP, stddev, corr, median, distinct"),
@@ -82,10 +84,22 @@ pub const FAMILIES: [(&str, &str); 9] = [
     ("extreme", "group-wise extreme rows (largest, top 3, latest, widest)"),
     ("sequence", "lagged differences, gaps, islands of upticks, changes"),
     ("asof", "as-of joins of trades to the prevailing quote: 1, 50, 1000 symbols, extra key"),
+    ("forms", "DuckDB's forms as analysts write them: rowid, COLUMNS, WITH PIVOT, CASE pivots, DATE + INTERVAL, \
+      whole-partition windows, key-less ASOF against a small table"),
 ];
 
 fn list(syms: &[String]) -> String {
     syms.iter().map(|s| format!("'{s}'")).collect::<Vec<_>>().join(", ")
+}
+
+/// The queries of `queries` in the named `families` (all when none is named); an
+/// unknown family is an error naming the known ones.
+pub fn of_families(queries: Vec<WorkloadQuery>, families: &[String]) -> BenchResult<Vec<WorkloadQuery>> {
+    if let Some(unknown) = families.iter().find(|f| !FAMILIES.iter().any(|(known, _)| known == f)) {
+        let known: Vec<&str> = FAMILIES.iter().map(|(name, _)| *name).collect();
+        return Err(format!("no query family {unknown}; the families are {}", known.join(", ")).into());
+    }
+    Ok(queries.into_iter().filter(|q| families.is_empty() || families.iter().any(|f| f == q.family)).collect())
 }
 
 /// The workload's queries for the data `p` describes.
@@ -94,7 +108,8 @@ pub fn workload(p: &WorkloadParameters) -> Vec<WorkloadQuery> {
     let (s50, s1000) = (list(&p.syms50), list(&p.syms1000));
     let exchanges = list(&p.exchanges);
     let pivot_syms = list(&p.pivot_syms);
-    let q = |family, name, sql: String| WorkloadQuery { family, name, sql };
+    let q = |family, name, sql: String| WorkloadQuery { family, name, sql, duckdb_sql: None };
+    let q2 = |family, name, sql: String, duckdb_sql: String| WorkloadQuery { family, name, sql, duckdb_sql: Some(duckdb_sql) };
     let quote_cols = "sym, time, ex, bid, bsize, ask, asize";
     let trade_cols = "sym, time, ex, price, size";
     let ohlcv = "first(price ORDER BY time) AS open, max(price) AS high, min(price) AS low, \
@@ -118,6 +133,13 @@ pub fn workload(p: &WorkloadParameters) -> Vec<WorkloadQuery> {
              ASOF JOIN (SELECT {quote_cols} FROM quoteNorm WHERE {filter}) q USING (sym, time)"
         )
     };
+    let case_sums: Vec<String> =
+        p.exchanges.iter().map(|e| format!("sum(CASE WHEN ex = '{e}' THEN size END) AS \"{e}\"")).collect();
+    // A key-less as-of join against a seven-row table of session bounds.
+    let sessions = "WITH sessions(start, session) AS (VALUES (TIME '00:00:00', 'pre'), (TIME '04:00:00', 'early'), \
+                    (TIME '09:30:00', 'open'), (TIME '10:00:00', 'morning'), (TIME '12:00:00', 'midday'), \
+                    (TIME '15:30:00', 'close'), (TIME '16:00:00', 'after')) SELECT t.sym, t.time, t.price, s.session \
+                    FROM tradeNorm t ASOF JOIN sessions s ON t.time >= s.start";
     vec![
         q("select", "sel_window_quotes", format!("SELECT {quote_cols} FROM quoteNorm WHERE time BETWEEN '10:00' AND '10:05'")),
         q("select", "sel_window_trades", format!("SELECT {trade_cols} FROM tradeNorm WHERE time >= '15:30' AND time < '16:00'")),
@@ -375,5 +397,64 @@ pub fn workload(p: &WorkloadParameters) -> Vec<WorkloadQuery> {
              FROM tradeNorm t ASOF JOIN quoteNorm q USING (sym, time) GROUP BY t.sym"
                 .into(),
         ),
+        q(
+            "forms",
+            "form_rowid_sample",
+            "SELECT rowid, sym, time, bid, ask FROM quoteNorm WHERE rowid % 1000 = 0".into(),
+        ),
+        // Dedup keeping the last row stored: DuckDB's QUALIFY idiom over rowid.
+        q(
+            "forms",
+            "form_rowid_dedup_last",
+            "SELECT sym, time, bid, ask FROM quoteNorm QUALIFY row_number() OVER (PARTITION BY sym, time ORDER BY rowid \
+             DESC) = 1"
+                .into(),
+        ),
+        q2(
+            "forms",
+            "form_date_plus_interval",
+            format!(
+                "SELECT sym, time, price, size FROM tradeNorm WHERE time >= DATE '{}' + INTERVAL '15 hours 30 minutes'",
+                p.date
+            ),
+            format!(
+                "SELECT sym, time, price, size FROM tradeNorm WHERE date + time >= DATE '{}' + INTERVAL '15 hours 30 \
+                 minutes'",
+                p.date
+            ),
+        ),
+        q(
+            "forms",
+            "form_columns_regex",
+            "SELECT sym, max(COLUMNS('^(bid|ask)$')), min(COLUMNS('size$')) FROM quoteNorm GROUP BY sym".into(),
+        ),
+        q(
+            "forms",
+            "form_with_pivot",
+            format!("WITH t AS (SELECT sym, ex, size FROM tradeNorm) PIVOT t ON ex IN ({exchanges}) USING sum(size) GROUP BY sym"),
+        ),
+        q(
+            "forms",
+            "form_pivot_case_sums",
+            format!("SELECT sym, {} FROM tradeNorm GROUP BY sym", case_sums.join(", ")),
+        ),
+        q(
+            "forms",
+            "form_window_max_by_ex",
+            "SELECT sym, time, ex, price, max(price) OVER (PARTITION BY ex) AS hi FROM tradeNorm".into(),
+        ),
+        q(
+            "forms",
+            "form_window_share_by_sym",
+            "SELECT sym, time, size, size * 1.0 / sum(size) OVER (PARTITION BY sym) AS share, \
+             count(*) OVER (PARTITION BY sym, ex) AS n_ex FROM tradeNorm"
+                .into(),
+        ),
+        q(
+            "forms",
+            "form_groupwise_max",
+            "SELECT sym, time, price FROM tradeNorm QUALIFY price = max(price) OVER (PARTITION BY sym)".into(),
+        ),
+        q("forms", "form_asof_sessions", sessions.into()),
     ]
 }

@@ -34,6 +34,10 @@ pub struct QueryArgs {
     /// texts) as JSON to this file and stop.
     #[arg(long, requires = "db")]
     print_queries: Option<PathBuf>,
+    /// Only these query families (comma-separated: select, derive, aggregate, bars, pivot,
+    /// window, extreme, sequence, asof, forms); all by default.
+    #[arg(long, value_delimiter = ',')]
+    families: Vec<String>,
     /// Directory for the CSV files and the HTML page.
     #[arg(long, default_value = "strata-reports")]
     out: PathBuf,
@@ -58,6 +62,7 @@ pub fn run(args: QueryArgs) -> CliResult {
     let mut options = QueryBenchOptions::new(scratch.clone(), python, std::env::current_exe()?);
     options.db = args.db.clone();
     options.repeats = args.repeats;
+    options.families = args.families.clone();
     options.taq.quotes = args.quotes;
     options.taq.trades = args.trades;
     options.taq.syms = args.syms;

@@ -186,9 +186,33 @@ fn copies(expr: &Expr, columns: &Columns) -> Result<Option<Vec<(Expr, String)>>,
             }
             ControlFlow::<()>::Continue(())
         });
-        out.push((copy, first[i].1.clone()));
+        // DuckDB names a copy after its column, unless a REPLACE changed the column
+        // inside a larger expression: then after the expression, as DuckDB prints it.
+        let replaced_within = columns_call(expr).is_none() && chosen.iter().any(|c| matches!(c[i].0, Expr::Nested(_)));
+        let name = if replaced_within { duckdb_text(&copy) } else { first[i].1.clone() };
+        out.push((copy, name));
     }
     Ok(Some(out))
+}
+
+/// `expr` as DuckDB prints an expression for a column name: every binary operation
+/// in parentheses, the parentheses written in the text dropped (`sum(size / 100)`
+/// is `sum((size / 100))`, `(size / 100) + 1` is `((size / 100) + 1)`).
+fn duckdb_text(expr: &Expr) -> String {
+    let mut printed = expr.clone();
+    let _ = visit_expressions_mut(&mut printed, |e| {
+        while let Expr::Nested(inner) = e {
+            *e = std::mem::replace(inner.as_mut(), Expr::Value(Value::Null.into()));
+        }
+        ControlFlow::<()>::Continue(())
+    });
+    let _ = visit_expressions_mut(&mut printed, |e| {
+        if matches!(e, Expr::BinaryOp { .. }) {
+            *e = Expr::Nested(Box::new(std::mem::replace(e, Expr::Value(Value::Null.into()))));
+        }
+        ControlFlow::<()>::Continue(())
+    });
+    printed.to_string()
 }
 
 /// The columns one `COLUMNS(...)` stands for, as expressions, with their names.
