@@ -196,3 +196,16 @@ def test_window_aggregates_over_whole_partitions(stores, run_strata, tmp_path):
     check(stores, run_strata, tmp_path, "SELECT sym, ex, price, max(price) OVER (PARTITION BY ex) AS hi, "
           "avg(size) OVER (PARTITION BY sym, ex) AS mean, count(*) OVER (PARTITION BY sym) AS n FROM trade")
     check(stores, run_strata, tmp_path, "SELECT sym, price FROM trade QUALIFY price = max(price) OVER (PARTITION BY sym, date)")
+
+
+def test_a_keyless_asof_join_against_a_small_table(stores, run_strata, tmp_path):
+    """A table of session bounds joined by time of day alone: every direction, inner
+    and left (trades before the first bound have none before them)."""
+    sessions = ("WITH s(start, session) AS (VALUES (TIME '09:00:00', 'pre'), (TIME '10:00:00', 'morning'), "
+                "(TIME '12:00:00', 'midday'), (TIME '15:30:00', 'close')) ")
+    for kind in ["ASOF JOIN", "ASOF LEFT JOIN"]:
+        for op in [">=", ">", "<=", "<"]:
+            check(stores, run_strata, tmp_path,
+                  f"{sessions}SELECT t.date, t.sym, t.price, s.session FROM trade t {kind} s ON t.time {op} s.start",
+                  f"{sessions}SELECT t.date, t.sym, t.price, s.session FROM (SELECT *, CAST(time AS TIME) AS tod "
+                  f"FROM trade) t {kind} s ON t.tod {op} s.start")

@@ -89,14 +89,13 @@ pub(crate) fn spec_json(
     let path = |p: &Path| s(&p.display().to_string());
     let list = |v: &[String]| format!("[{}]", v.iter().map(|x| s(x)).collect::<Vec<_>>().join(", "));
     let tables: Vec<String> = tables.iter().map(|(n, p)| format!("{}: {}", s(n), path(p))).collect();
-    let queries: Vec<String> =
-        queries
-            .iter()
-            .map(|q| {
-                let duckdb = q.duckdb_sql.as_ref().map(|d| format!(", \"duckdb_sql\": {}", s(d))).unwrap_or_default();
-                format!("{{\"name\": {}, \"sql\": {}{duckdb}}}", s(q.name), s(&q.sql))
-            })
-            .collect();
+    let queries: Vec<String> = queries
+        .iter()
+        .map(|q| {
+            let duckdb = q.duckdb_sql.as_ref().map(|d| format!(", \"duckdb_sql\": {}", s(d))).unwrap_or_default();
+            format!("{{\"name\": {}, \"sql\": {}{duckdb}}}", s(q.name), s(&q.sql))
+        })
+        .collect();
     format!(
         "{{\"tables\": {{{}}}, \"date\": {}, \"db_file\": {}, \"answers\": {}, \"repeats\": {repeats}, \
          \"params\": {{\"one_sym\": {}, \"syms50\": {}, \"syms1000\": {}, \"exchanges\": {}, \"pivot_syms\": {}}}, \

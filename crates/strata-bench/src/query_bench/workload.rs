@@ -84,8 +84,11 @@ pub const FAMILIES: [(&str, &str); 10] = [
     ("extreme", "group-wise extreme rows (largest, top 3, latest, widest)"),
     ("sequence", "lagged differences, gaps, islands of upticks, changes"),
     ("asof", "as-of joins of trades to the prevailing quote: 1, 50, 1000 symbols, extra key"),
-    ("forms", "DuckDB's forms as analysts write them: rowid, COLUMNS, WITH PIVOT, CASE pivots, DATE + INTERVAL, \
-      whole-partition windows, key-less ASOF against a small table"),
+    (
+        "forms",
+        "DuckDB's forms as analysts write them: rowid, COLUMNS, WITH PIVOT, CASE pivots, DATE + INTERVAL, \
+      whole-partition windows, key-less ASOF against a small table",
+    ),
 ];
 
 fn list(syms: &[String]) -> String {
@@ -109,7 +112,12 @@ pub fn workload(p: &WorkloadParameters) -> Vec<WorkloadQuery> {
     let exchanges = list(&p.exchanges);
     let pivot_syms = list(&p.pivot_syms);
     let q = |family, name, sql: String| WorkloadQuery { family, name, sql, duckdb_sql: None };
-    let q2 = |family, name, sql: String, duckdb_sql: String| WorkloadQuery { family, name, sql, duckdb_sql: Some(duckdb_sql) };
+    let q2 = |family, name, sql: String, duckdb_sql: String| WorkloadQuery {
+        family,
+        name,
+        sql,
+        duckdb_sql: Some(duckdb_sql),
+    };
     let quote_cols = "sym, time, ex, bid, bsize, ask, asize";
     let trade_cols = "sym, time, ex, price, size";
     let ohlcv = "first(price ORDER BY time) AS open, max(price) AS high, min(price) AS low, \

@@ -24,7 +24,10 @@
 //!
 //! The engine turns DataFusion's switch `datafusion.optimizer.enable_window_topn`
 //! on and this rule obeys it: `SET datafusion.optimizer.enable_window_topn = false`
-//! goes back to sorting, which holds less memory when there are millions of groups.
+//! goes back to sorting. Where no stored order serves, the heaps are only used
+//! when every partition key takes few values (symbols, chars, booleans, bytes:
+//! [`few_values`]); other keys, which may make a group of nearly every row, sort,
+//! within the query memory.
 //!
 //! The rule rewrites only a filter `rank_column <= K` (or `< K`, `= 1`, and the
 //! flipped forms) with K at least one, traced through projections to a window node
@@ -122,6 +125,10 @@ fn top_k_in_place_of(node: &Arc<dyn ExecutionPlan>) -> Option<Arc<dyn ExecutionP
         return None;
     }
     let top_k = run_ends(window.input(), partition_by, order_by, keep, kind).or_else(|| {
+        let schema = window.input().schema();
+        if !partition_by.iter().all(|key| few_values(key.as_ref(), &schema)) {
+            return None;
+        }
         let sort = partition_by.iter().map(|key| PhysicalSortExpr::new_default(Arc::clone(key)));
         let sort = LexOrdering::new(sort.chain(order_by.iter().cloned()))?;
         let top_k = PartitionedTopKExec::try_new(Arc::clone(window.input()), sort, partition_by.len(), keep, kind);
@@ -133,6 +140,16 @@ fn top_k_in_place_of(node: &Arc<dyn ExecutionPlan>) -> Option<Arc<dyn ExecutionP
         rewritten = replace_children_if_necessary(node, vec![rewritten]).ok()?;
     }
     Some(rewritten)
+}
+
+/// Whether `key` can only take few values (a dictionary-coded symbol or char, a
+/// boolean, a byte), so that a heap per group stays small: DataFusion's per-group
+/// top-K accounts none of its memory, and over keys such as `(sym, time)` in an
+/// order not stored it would hold nearly every row in a heap of its own (issue 48:
+/// 9.6 GiB where the sort it replaces takes 0.7 GiB, within the query memory).
+fn few_values(key: &dyn PhysicalExpr, schema: &arrow_schema::Schema) -> bool {
+    key.data_type(schema)
+        .is_ok_and(|ty| matches!(ty, DataType::Dictionary(..) | DataType::Boolean | DataType::Int8 | DataType::UInt8))
 }
 
 /// A [`RunEndsExec`] when `input` is already sorted by the partition keys and

@@ -104,6 +104,39 @@ fn other_orders_keep_a_heap_per_group() {
     assert_eq!(answered(texts(&out, "sym"), ints(&out, "t")), expected(&syms, &times, 1, true));
 }
 
+/// One row per group over keys in no stored order: a heap per group would hold
+/// every row in a heap of its own, outside the query memory, so the rows are sorted
+/// (accounted, and refused past the query memory) and the answer is the same.
+#[test]
+fn one_row_per_group_in_no_stored_order_sorts() {
+    let (dir, q1, _) = setup();
+    let sql = format!(
+        "SELECT sym, CAST(time AS BIGINT) AS t, seq FROM quote WHERE date = '{}' \
+         QUALIFY row_number() OVER (PARTITION BY CAST(time AS BIGINT) % 7919, sym ORDER BY seq DESC) = 1",
+        DAY.replace('.', "-")
+    );
+    let mut expected: BTreeMap<(i64, String), (i64, i64)> = BTreeMap::new();
+    for ((sym, time), seq) in q1.sym.iter().zip(&q1.time).zip(&q1.seq) {
+        let kept = expected.entry((time % 7919, sym.clone())).or_insert((*time, *seq));
+        if *seq > kept.1 {
+            *kept = (*time, *seq);
+        }
+    }
+    assert!(expected.len() > 10_000, "{} groups of 20,000 rows", expected.len());
+    let engine = Engine::open(dir.path()).unwrap();
+    let plan = engine.explain(&sql).unwrap();
+    assert!(!plan.contains("PartitionedTopK") && plan.contains("SortExec"), "{sql}: {plan}");
+    let out = one(&engine.sql(&sql).unwrap());
+    let got: BTreeMap<(i64, String), (i64, i64)> = texts(&out, "sym")
+        .into_iter()
+        .zip(ints(&out, "t"))
+        .zip(ints(&out, "seq"))
+        .map(|((s, t), q)| ((t.unwrap() % 7919, s.unwrap()), (t.unwrap(), q.unwrap())))
+        .collect();
+    assert_eq!(got.len(), out.num_rows(), "one row per group");
+    assert_eq!(got, expected);
+}
+
 #[test]
 fn filters_the_rewrite_cannot_keep_are_left_alone() {
     let (dir, q1, _) = setup();
