@@ -6,7 +6,7 @@ the report comes out as a terminal table, CSV and HTML with per-family means."""
 import csv
 import sys
 
-FAMILIES = ["select", "derive", "aggregate", "bars", "pivot", "window", "extreme", "sequence", "asof"]
+FAMILIES = ["select", "derive", "aggregate", "bars", "pivot", "window", "extreme", "sequence", "asof", "forms"]
 ENGINES = ["strata", "strata-hdb", "strata-sql", "duckdb-mem", "duckdb-file", "polars-mem"]
 
 
@@ -36,3 +36,15 @@ def test_bench_query_engines_agree_on_the_workload(run_strata, tmp_path, monkeyp
     assert float(means["overall"]["geomean strata/duckdb-mem warm"]) > 0
     assert int(means["overall"]["agreeing"]) == len(queries)
     assert (out / "query.html").read_text().count("<table") >= 4
+
+
+def test_bench_query_runs_the_families_named_and_refuses_unknown_ones(run_strata, tmp_path, monkeypatch):
+    monkeypatch.setenv("STRATA_PYTHON", sys.executable)
+    refused = run_strata("bench", "query", "--families", "forms,nope", "--scratch", tmp_path / "s0", check=False)
+    assert refused.returncode != 0 and "no query family nope" in refused.stderr and "forms" in refused.stderr, refused
+    out = tmp_path / "reports"
+    run_strata("bench", "query", "--quotes", "40000", "--trades", "6000", "--syms", "80", "--repeats", "1",
+               "--families", "forms,asof", "--scratch", tmp_path / "scratch", "--out", out)
+    with open(out / "query.csv") as f:
+        families = {r["family"] for r in csv.DictReader(f)}
+    assert families == {"forms", "asof"}

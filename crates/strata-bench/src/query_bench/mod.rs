@@ -86,6 +86,7 @@ const TABLES: [&str; 2] = ["quoteNorm", "tradeNorm"];
 /// Runs the benchmark and builds its report, with a progress bar on a terminal
 /// when `progress` is set.
 pub fn run(options: &QueryBenchOptions, progress: bool) -> BenchResult<Report> {
+    workload::check_families(&options.families)?;
     let bar = crate::progress::spinner(progress);
     let progress = |what: &str| {
         bar.set_message(what.to_string());

@@ -95,13 +95,20 @@ fn list(syms: &[String]) -> String {
     syms.iter().map(|s| format!("'{s}'")).collect::<Vec<_>>().join(", ")
 }
 
-/// The queries of `queries` in the named `families` (all when none is named); an
-/// unknown family is an error naming the known ones.
-pub fn of_families(queries: Vec<WorkloadQuery>, families: &[String]) -> BenchResult<Vec<WorkloadQuery>> {
-    if let Some(unknown) = families.iter().find(|f| !FAMILIES.iter().any(|(known, _)| known == f)) {
-        let known: Vec<&str> = FAMILIES.iter().map(|(name, _)| *name).collect();
-        return Err(format!("no query family {unknown}; the families are {}", known.join(", ")).into());
+/// An error naming the known families if `families` names another.
+pub fn check_families(families: &[String]) -> BenchResult<()> {
+    match families.iter().find(|f| !FAMILIES.iter().any(|(known, _)| known == f)) {
+        Some(unknown) => {
+            let known: Vec<&str> = FAMILIES.iter().map(|(name, _)| *name).collect();
+            Err(format!("no query family {unknown}; the families are {}", known.join(", ")).into())
+        }
+        None => Ok(()),
     }
+}
+
+/// The queries of `queries` in the named `families` (all when none is named).
+pub fn of_families(queries: Vec<WorkloadQuery>, families: &[String]) -> BenchResult<Vec<WorkloadQuery>> {
+    check_families(families)?;
     Ok(queries.into_iter().filter(|q| families.is_empty() || families.iter().any(|f| f == q.family)).collect())
 }
 
