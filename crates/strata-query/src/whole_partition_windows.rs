@@ -8,12 +8,15 @@
 //! `Window(input, [f(x) OVER (PARTITION BY k), ...])` as
 //! `Projection(Join(Aggregate(input, k, [f(x)]), input) ON k)`: a hash aggregate
 //! and a hash join that probes with the rows, no sort. Keys match as PARTITION BY
-//! groups them, nulls with nulls. Windows of different keys (nested Window nodes)
-//! each get their aggregate, joined in turn.
+//! groups them, nulls with nulls. Windows of different keys (nested Window nodes,
+//! with the projections that only pick columns between them) each get their
+//! aggregate, joined in turn.
 //!
 //! The input is read once per aggregate and once for the rows, so the rule only
-//! takes inputs that read the same rows every time and cost a scan: table scans
-//! without a LIMIT, filters, projections and aliases of deterministic expressions.
+//! takes inputs that read the same rows every time and cost a scan: scans of
+//! stored tables without a LIMIT, filters, projections and aliases of deterministic
+//! expressions. Not an RDB's in-memory tables: rows arriving between the two reads
+//! would be missing from the aggregate, and the join would drop them.
 //! Float keys are left to the sort (a hash join and a grouping may tell `-0.0` and
 //! `0.0` apart differently).
 
@@ -22,6 +25,7 @@ use std::sync::Arc;
 use arrow_schema::DataType;
 use datafusion::common::tree_node::Transformed;
 use datafusion::common::{Column, NullEquality, Result, TableReference};
+use datafusion::datasource::source_as_provider;
 use datafusion::logical_expr::expr::{
     AggregateFunction, AggregateFunctionParams, WindowFunction, WindowFunctionParams,
 };
@@ -31,6 +35,8 @@ use datafusion::logical_expr::{
 };
 use datafusion::optimizer::optimizer::ApplyOrder;
 use datafusion::optimizer::{OptimizerConfig, OptimizerRule};
+
+use crate::table::StrataTable;
 
 /// The rule (see the module documentation).
 #[derive(Debug, Default)]
@@ -56,12 +62,24 @@ impl OptimizerRule for WholePartitionWindows {
 
     fn rewrite(&self, plan: LogicalPlan, _config: &dyn OptimizerConfig) -> Result<Transformed<LogicalPlan>> {
         let LogicalPlan::Window(_) = &plan else { return Ok(Transformed::no(plan)) };
-        // The chain of Window nodes down to the first other node, innermost first.
+        // The chain of Window nodes down to the first other node, innermost first,
+        // through the projections that only pick columns between them (which
+        // projection pushdown puts there).
         let mut windows = Vec::new();
         let mut node = &plan;
-        while let LogicalPlan::Window(window) = node {
-            windows.push(window);
-            node = window.input.as_ref();
+        loop {
+            match node {
+                LogicalPlan::Window(window) => {
+                    windows.push(window);
+                    node = window.input.as_ref();
+                }
+                LogicalPlan::Projection(p)
+                    if !windows.is_empty() && p.expr.iter().all(|e| matches!(e, Expr::Column(_))) =>
+                {
+                    node = p.input.as_ref();
+                }
+                _ => break,
+            }
         }
         windows.reverse();
         let base = node;
@@ -125,9 +143,16 @@ impl OptimizerRule for WholePartitionWindows {
                 false,
             )?));
         }
-        let mut exprs: Vec<Expr> = base.schema().columns().into_iter().map(Expr::Column).collect();
-        exprs.extend(outputs.into_iter().map(|o| o.expect("every window expression has its aggregate")));
-        let projection = Projection::try_new(exprs, joined)?;
+        // The chain's columns in its order: a window's output from its aggregate, any
+        // other column from the input (the picking projections left out what they drop).
+        let exprs = plan.schema().iter().map(|(qualifier, field)| {
+            let window = wanted.iter().position(|(name, _, _)| qualifier.is_none() && name == field.name());
+            match window {
+                Some(w) => outputs[w].clone().expect("every window expression has its aggregate"),
+                None => Expr::Column(Column::new(qualifier.cloned(), field.name())),
+            }
+        });
+        let projection = Projection::try_new(exprs.collect(), joined)?;
         if plan.schema().has_equivalent_names_and_types(&projection.schema).is_err() {
             return Ok(Transformed::no(plan));
         }
@@ -153,10 +178,15 @@ fn whole_partition_aggregate(expr: &Expr, input: &LogicalPlan) -> Result<Option<
         if !matches!(key, Expr::Column(_)) {
             return Ok(None);
         }
-        let t = key.get_type(input.schema())?;
-        if matches!(t, DataType::Float16 | DataType::Float32 | DataType::Float64) {
-            return Ok(None);
+        match key.get_type(input.schema()) {
+            Ok(DataType::Float16 | DataType::Float32 | DataType::Float64) | Err(_) => return Ok(None),
+            Ok(_) => {}
         }
+    }
+    // Arguments reading another window's output (not the input's columns) stay windows.
+    let columns = args.iter().chain(filter.as_deref()).flat_map(|e| e.column_refs());
+    if !columns.into_iter().all(|c| input.schema().has_column(c)) {
+        return Ok(None);
     }
     let aggregate = Expr::AggregateFunction(AggregateFunction {
         func: udf,
@@ -166,10 +196,13 @@ fn whole_partition_aggregate(expr: &Expr, input: &LogicalPlan) -> Result<Option<
 }
 
 /// Whether `plan` reads the same rows each time it runs, at the cost of a scan:
-/// scans without a limit, filters, projections and aliases, nothing volatile.
+/// scans of stored tables (whose opened partitions do not change) without a limit, filters, projections and aliases, nothing volatile.
 fn reads_the_same_rows_again(plan: &LogicalPlan) -> bool {
     match plan {
-        LogicalPlan::TableScan(scan) => scan.fetch.is_none() && scan.filters.iter().all(|f| !f.is_volatile()),
+        LogicalPlan::TableScan(scan) => {
+            let stored = source_as_provider(&scan.source).is_ok_and(|p| p.downcast_ref::<StrataTable>().is_some());
+            stored && scan.fetch.is_none() && scan.filters.iter().all(|f| !f.is_volatile())
+        }
         LogicalPlan::Filter(filter) => !filter.predicate.is_volatile() && reads_the_same_rows_again(&filter.input),
         LogicalPlan::Projection(p) => p.expr.iter().all(|e| !e.is_volatile()) && reads_the_same_rows_again(&p.input),
         LogicalPlan::SubqueryAlias(alias) => reads_the_same_rows_again(&alias.input),

@@ -18,5 +18,6 @@ mod query {
     pub mod rolling;
     pub mod symbol_groups;
     pub mod top_k;
+    pub mod whole_partition_windows;
     pub mod window;
 }
