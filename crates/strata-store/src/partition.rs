@@ -128,6 +128,10 @@ impl PartitionRecord {
     }
 }
 
+/// How many times [`Partition::inspect`] reads a partition whose record lists a
+/// table its listing lacks.
+const INSPECT_ATTEMPTS: usize = 3;
+
 /// Whether and why a partition is served.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PartitionStatus {
@@ -158,7 +162,27 @@ pub struct Partition {
 
 impl Partition {
     /// Reads partition directory `dir` of `date` and applies the rule above.
+    ///
+    /// The listing and the record are read through the path, one after the other,
+    /// so a write published between them (the partition exchanged for a new one,
+    /// the old one being removed while it is listed) can pair a listing missing a
+    /// table with a record that names it. A missing table is therefore read again a
+    /// few times before the partition is called damaged: a write's race is gone on
+    /// the next read, damage stays.
     pub fn inspect(dir: &Path, date: Date) -> Result<Partition> {
+        let (mut partition, mut missing) = Partition::inspect_once(dir, date)?;
+        for _ in 1..INSPECT_ATTEMPTS {
+            if !missing {
+                break;
+            }
+            (partition, missing) = Partition::inspect_once(dir, date)?;
+        }
+        Ok(partition)
+    }
+
+    /// One reading of [`Partition::inspect`], and whether its record listed a table
+    /// the listing did not find.
+    fn inspect_once(dir: &Path, date: Date) -> Result<(Partition, bool)> {
         let mut on_disk = Vec::new();
         for entry in fs::read_dir(dir).at(dir)? {
             let entry = entry.at(dir)?;
@@ -168,6 +192,7 @@ impl Partition {
             }
         }
         on_disk.sort();
+        let mut missing_table = false;
         let status = match PartitionRecord::read(dir) {
             Ok(None) => PartitionStatus::NoRecord,
             Err(e) => PartitionStatus::BadRecord(e.to_string()),
@@ -175,9 +200,12 @@ impl Partition {
                 PartitionStatus::BadRecord(format!("the completion record is for {}", record.date))
             }
             Ok(Some(record)) => match record.tables.iter().find(|(t, _)| !on_disk.contains(t)) {
-                Some((missing, _)) => PartitionStatus::BadRecord(format!(
-                    "the completion record lists table {missing}, which is not on disk"
-                )),
+                Some((missing, _)) => {
+                    missing_table = true;
+                    PartitionStatus::BadRecord(format!(
+                        "the completion record lists table {missing}, which is not on disk"
+                    ))
+                }
                 None => PartitionStatus::Complete(record),
             },
         };
@@ -187,7 +215,7 @@ impl Partition {
             PartitionStatus::BadRecord(_) => Vec::new(),
         };
         let unlisted = on_disk.into_iter().filter(|t| !tables.contains(t)).collect();
-        Ok(Partition { date, dir: dir.to_path_buf(), status, tables, unlisted })
+        Ok((Partition { date, dir: dir.to_path_buf(), status, tables, unlisted }, missing_table))
     }
 
     /// Whether readers see it.
@@ -365,5 +393,27 @@ mod tests {
         assert_eq!(leftover_date(".2024.01.02.retired-12-0"), Some(record.date));
         assert_eq!(leftover_date(".trade.tmp.1.0"), None);
         assert_eq!(leftover_date("2024.01.02"), None);
+    }
+
+    /// A record naming a table that stays missing is damage, however often it is
+    /// read again; the partition serves nothing, and the reason names the table.
+    #[test]
+    fn a_table_the_record_lists_and_the_disk_lacks_unserves_the_partition() {
+        let dir = tempfile::tempdir().unwrap();
+        let date: Date = "2024.01.02".parse().unwrap();
+        let part = dir.path().join("2024.01.02");
+        fs::create_dir_all(part.join("quote")).unwrap();
+        fs::write(part.join("quote").join(COLUMN_ORDER_FILE), "").unwrap();
+        let record = PartitionRecord { date, tables: vec![("quote".into(), 5), ("trade".into(), 7)] };
+        fs::write(part.join(PARTITION_RECORD), record.encode()).unwrap();
+        let partition = Partition::inspect(&part, date).unwrap();
+        assert!(!partition.is_served() && partition.tables.is_empty());
+        let PartitionStatus::BadRecord(why) = &partition.status else { panic!("{:?}", partition.status) };
+        assert!(why.contains("table trade, which is not on disk"), "{why}");
+        // With the table there, the same record serves both.
+        fs::create_dir_all(part.join("trade")).unwrap();
+        fs::write(part.join("trade").join(COLUMN_ORDER_FILE), "").unwrap();
+        let partition = Partition::inspect(&part, date).unwrap();
+        assert_eq!(partition.tables, ["quote", "trade"]);
     }
 }
