@@ -8,9 +8,18 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+
+# scripts/test-all builds the extension with the workspace and lays the package out
+# in $STRATA_PY_DIR/strata (the Python sources and strata/_native.abi3.so); an
+# installed package (`pip install ./crates/strata-py`) works as well. Dask's worker
+# processes find the package through PYTHONPATH, set here.
+if os.environ.get("STRATA_PY_DIR"):
+    sys.path.insert(0, os.environ["STRATA_PY_DIR"])
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (os.environ["STRATA_PY_DIR"], os.environ.get("PYTHONPATH")) if p)
 
 
 @pytest.fixture(scope="session")
@@ -42,3 +51,13 @@ def run_strata(strata_bin):
         return done
 
     return run
+
+
+@pytest.fixture(scope="session")
+def strata():
+    """The Python package `strata` under test (the suite fails, not skips, without one)."""
+    try:
+        import strata
+    except ImportError as e:
+        pytest.fail(f"cannot import strata ({e}): set STRATA_PY_DIR (scripts/test-all does) or pip install ./crates/strata-py")
+    return strata

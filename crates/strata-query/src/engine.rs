@@ -1,6 +1,7 @@
 //! The query engine: a DataFusion session with Strata's tables, functions, ASOF
 //! and WINDOW JOIN and limits, and a blocking entry point for callers without a runtime.
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -23,7 +24,7 @@ use strata_store::Database;
 use crate::answer::collect_within_limit;
 use crate::cancel::{Cancel, bounded};
 use crate::count_rows::CountRows;
-use crate::dialect::{columns, depth, names, pivot, pivot_statement, rename, rowid};
+use crate::dialect::{columns, depth, hidden, names, null_treatment, pivot, pivot_statement, rename};
 use crate::dictionary_groups::DictionaryGroups;
 use crate::dictionary_literals::DictionaryLiterals;
 use crate::error::{QueryError, Result};
@@ -84,7 +85,7 @@ impl Default for EngineOptions {
 const MAX_PIVOT_VALUES: usize = 100_000;
 
 /// The most queries with `COLUMNS(...)`, and the most stars to write out (`*
-/// RENAME`, a star over a `rowid` view), one statement may have.
+/// RENAME`, a star over a view of hidden columns), one statement may have.
 const MAX_WRITTEN_OUT: usize = 1_000;
 
 /// A rewrite's error as "SQL error: <what>".
@@ -175,6 +176,9 @@ pub struct Engine {
     allow_write: bool,
     memory_limit: Option<usize>,
     query_timeout: Option<std::time::Duration>,
+    /// Each stored table with a view of hidden columns (see [`hidden`]): the hidden
+    /// columns the view adds.
+    hidden_columns: std::sync::RwLock<HashMap<String, Vec<String>>>,
 }
 
 /// DataFusion's physical optimizer rules with Strata's window operators where its
@@ -252,7 +256,7 @@ impl Engine {
             .build();
         let ctx = SessionContext::new_with_state(state);
         if let Some(catalog) = ctx.catalog("datafusion") {
-            catalog.register_schema(rowid::ROWID_SCHEMA, Arc::new(MemorySchemaProvider::new()))?;
+            catalog.register_schema(hidden::HIDDEN_SCHEMA, Arc::new(MemorySchemaProvider::new()))?;
         }
         ctx.add_analyzer_rule(Arc::new(DictionaryLiterals));
         ctx.add_analyzer_rule(Arc::new(AsofRule));
@@ -282,6 +286,7 @@ impl Engine {
             allow_write: options.allow_write,
             memory_limit: options.memory_limit,
             query_timeout: options.query_timeout,
+            hidden_columns: Default::default(),
         })
     }
 
@@ -312,10 +317,13 @@ impl Engine {
             let table = StrataTable::open(db, name, &listing.dates, &symbols, self.counters.clone())?;
             // A bare reference keeps the name's case (quoteNorm), as SQL is case-sensitive here.
             self.ctx.deregister_table(TableReference::bare(name.as_str()))?;
-            let view = TableReference::partial(rowid::ROWID_SCHEMA, name.as_str());
+            let view = TableReference::partial(hidden::HIDDEN_SCHEMA, name.as_str());
             self.ctx.deregister_table(view.clone())?;
-            if let Some(with_rowid) = table.with_rowid() {
-                self.ctx.register_table(view, Arc::new(with_rowid))?;
+            let mut hidden_columns = self.hidden_columns.write().unwrap_or_else(|poisoned| poisoned.into_inner());
+            hidden_columns.remove(name);
+            if let Some(with_hidden) = table.with_hidden() {
+                hidden_columns.insert(name.clone(), table.hidden_columns().into_iter().map(String::from).collect());
+                self.ctx.register_table(view, Arc::new(with_hidden))?;
             }
             self.ctx.register_table(TableReference::bare(name.as_str()), Arc::new(table))?;
         }
@@ -452,6 +460,9 @@ impl Engine {
         };
         if let DfStatement::Statement(inner) = query {
             depth::balance_and_bound(inner).map_err(QueryError::Invalid)?;
+            // Before any rewrite copies an expression: a modifier the parser gave to
+            // the wrong call would be copied with it, or dropped.
+            null_treatment::give_to_written_call(inner).map_err(sql_error)?;
             mark_time_joins(inner, &blanked.relations).map_err(sql_error)?;
             self.write_out_data_dependent(inner, dialect.as_ref()).await?;
             names::name_as_written(inner);
@@ -468,7 +479,7 @@ impl Engine {
     /// depends on the tables: `PIVOT` / `UNPIVOT` (their input's columns, the
     /// values found), then `* RENAME` (the star's columns).
     async fn write_out_data_dependent(&self, statement: &mut SqlStatement, dialect: &dyn Dialect) -> Result<()> {
-        let hidden = self.point_at_rowid_views(statement);
+        let hidden = self.point_at_hidden_views(statement);
         let needs = pivot::needs(statement).map_err(sql_error)?;
         let mut answers = Vec::with_capacity(needs.len());
         for need in needs {
@@ -503,17 +514,15 @@ impl Engine {
         Ok(plan.schema().iter().map(|(t, f)| (t.cloned(), f.name().clone())).collect())
     }
 
-    /// Where `statement` names `rowid`, the tables it reads pointed at their `rowid`
-    /// views (see [`rowid`]); the aliases they are read by.
-    fn point_at_rowid_views(&self, statement: &mut SqlStatement) -> rename::Hidden {
-        if !rowid::names_rowid(statement) {
+    /// Where `statement` names a hidden column (`i`, `rowid`), the tables it reads
+    /// pointed at their views of hidden columns (see [`hidden`]); the aliases they
+    /// are read by, with the hidden columns of each.
+    fn point_at_hidden_views(&self, statement: &mut SqlStatement) -> rename::Hidden {
+        if !hidden::names_hidden(statement) {
             return rename::Hidden::new();
         }
-        let views = self.ctx.catalog("datafusion").and_then(|c| c.schema(rowid::ROWID_SCHEMA));
-        match views {
-            Some(views) => rowid::point_at_views(statement, |name| views.table_exist(name)),
-            None => rename::Hidden::new(),
-        }
+        let hidden_columns = self.hidden_columns.read().unwrap_or_else(|poisoned| poisoned.into_inner());
+        hidden::point_at_views(statement, |name| hidden_columns.get(name).cloned())
     }
 
     /// Answers what a PIVOT needs to know of the data: its input's columns (planned
@@ -546,8 +555,8 @@ impl Engine {
         Ok(pivot::Answer::Values(values))
     }
 
-    /// Adds the tables there are to a "table not found" error, and kdb+'s row
-    /// number `i` to errors a DuckDB user meets looking for DuckDB's `rowid`.
+    /// Adds the tables there are to a "table not found" error, and where the row
+    /// numbers come from to an error naming one that is not there.
     fn explain_error(&self, error: QueryError) -> QueryError {
         let text = error.to_string();
         if text.contains("table '") && text.contains("not found") {
@@ -555,14 +564,11 @@ impl Engine {
             let shown = if names.is_empty() { "none".to_string() } else { names.join(", ") };
             return QueryError::Invalid(format!("{text}; tables are: {shown}"));
         }
-        if text.contains("No field named rowid") {
+        if text.contains("No field named rowid") || text.contains("No field named i.") {
             return QueryError::Invalid(format!(
-                "{text}\nStrata's row number is kdb+'s `i` (numbered within each date partition), where DuckDB has `rowid`"
-            ));
-        }
-        if text.contains("Projections require unique expression names") && text.contains(".i\"") {
-            return QueryError::Invalid(format!(
-                "{text}\n`*` already lists the row number `i`, last; to put it elsewhere write `SELECT i, * EXCLUDE (i)`"
+                "{text}\nThe row numbers `rowid` (DuckDB's, within the table) and `i` (kdb+'s, within each date \
+                 partition) are columns of stored tables that `*` does not list: a subquery or CTE has them only \
+                 where it selects them by name, and an in-memory (RDB) table has neither"
             ));
         }
         error

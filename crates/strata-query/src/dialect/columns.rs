@@ -95,7 +95,7 @@ pub fn probe(statement: &mut Statement) -> Option<Query> {
 }
 
 /// Writes out every `COLUMNS(...)` of the query [`probe`] found, over `columns`
-/// (the probe's, each with its table; the `rowid`s of views in `hidden` left out).
+/// (the probe's, each with its table; the hidden columns of views in `hidden` left out).
 pub fn expand(statement: &mut Statement, columns: &Columns, hidden: &Hidden) -> Result<(), String> {
     let columns = shown(columns, hidden);
     with_first(statement, |query| expand_query(query, &columns)).unwrap_or(Ok(()))
@@ -220,6 +220,7 @@ fn chosen_columns(call: &Function, columns: &Columns) -> Result<Vec<(Expr, Strin
     let FunctionArguments::List(list) = &call.args else {
         return Err(format!("{call}: write COLUMNS(*), COLUMNS(* EXCLUDE (...)) or COLUMNS('regular expression')"));
     };
+    refuse_modifiers(call)?;
     let whole = || columns.iter().map(|(t, n)| (column_expr(t, n), n.clone())).collect::<Vec<_>>();
     let chosen = match list.args.as_slice() {
         [FunctionArg::Unnamed(FunctionArgExpr::Wildcard)] => whole(),
@@ -244,6 +245,37 @@ fn chosen_columns(call: &Function, columns: &Columns) -> Result<Vec<(Expr, Strin
         return Err(format!("{call} stands for no column; the columns are {}", names(columns)));
     }
     Ok(chosen)
+}
+
+/// An error naming a modifier written on `COLUMNS(...)` itself: the columns it
+/// stands for cannot carry one, and writing it out without would answer without it.
+fn refuse_modifiers(call: &Function) -> Result<(), String> {
+    let list = match &call.args {
+        FunctionArguments::List(list) => Some(list),
+        _ => None,
+    };
+    let modifier = if call.over.is_some() {
+        Some("OVER (...)")
+    } else if call.filter.is_some() {
+        Some("FILTER (WHERE ...)")
+    } else if call.null_treatment.is_some() || list.is_some_and(|l| !l.clauses.is_empty()) {
+        Some("IGNORE NULLS / RESPECT NULLS / ORDER BY")
+    } else if !call.within_group.is_empty() {
+        Some("WITHIN GROUP (...)")
+    } else if list.is_some_and(|l| l.duplicate_treatment.is_some()) {
+        Some("DISTINCT")
+    } else if !matches!(call.parameters, FunctionArguments::None) {
+        Some("parameters")
+    } else {
+        None
+    };
+    match modifier {
+        Some(what) => Err(format!(
+            "{call}: {what} on COLUMNS(...) itself is not supported; write it on the function around it, as in \
+             last_value(COLUMNS(*) IGNORE NULLS) OVER (...) or sum(COLUMNS(*)) FILTER (WHERE ...)"
+        )),
+        None => Ok(()),
+    }
 }
 
 /// The columns of a star with EXCLUDE / EXCEPT / REPLACE options.
@@ -356,5 +388,14 @@ mod tests {
         assert!(written("SELECT COLUMNS(* EXCLUDE (z)) FROM q", &cols).unwrap_err().contains("names column z"));
         assert!(written("SELECT COLUMNS('s') + COLUMNS(*) FROM q", &cols).unwrap_err().contains("different numbers"));
         assert!(written("SELECT max(COLUMNS(*)) AS m FROM q", &cols).unwrap_err().contains("one name"));
+        for modified in [
+            "SELECT COLUMNS(*) IGNORE NULLS FROM q",
+            "SELECT COLUMNS(*) OVER (ORDER BY sym) FROM q",
+            "SELECT COLUMNS(*) FILTER (WHERE bid > 0) FROM q",
+            "SELECT COLUMNS(DISTINCT *) FROM q",
+        ] {
+            let err = written(modified, &cols).unwrap_err();
+            assert!(err.contains("on COLUMNS(...) itself is not supported"), "{modified}: {err}");
+        }
     }
 }

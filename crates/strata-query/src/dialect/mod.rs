@@ -15,6 +15,7 @@
 //! | `CAST(x AS TIMESPAN)` | a `TIME`, string or interval as a timespan |
 //! | `OVER (ORDER BY time RANGE BETWEEN INTERVAL '5 minutes' PRECEDING AND CURRENT ROW)` | a time-ranged window |
 //! | `rowid` | each row's number in its table as stored (date partitions in order), from 0, not listed by `*` |
+//! | `i` | kdb+'s row number, within each date partition, from 0, not listed by `*` |
 //! | `max(COLUMNS(*))`, `COLUMNS(* EXCLUDE (sym))`, `COLUMNS(* REPLACE (x + 1 AS x))`, `COLUMNS('bid\|ask')` | the expression once per column, named as it (see [`columns`]) |
 //! | `SELECT * RENAME (price AS p)` | the star's columns, `price` named `p` (in any SELECT) |
 //! | `FROM t PIVOT (sum(size) FOR ex IN ('N', 'Q'))`, `IN (ANY)`, `t UNPIVOT (v FOR k IN (bid, ask))` | grouped filtered aggregates; a union |
@@ -29,12 +30,13 @@
 mod analyzer;
 pub(crate) mod columns;
 pub mod depth;
+pub(crate) mod hidden;
 pub(crate) mod names;
+pub(crate) mod null_treatment;
 pub(crate) mod pivot;
 pub(crate) mod pivot_statement;
 mod planner;
 pub(crate) mod rename;
-pub(crate) mod rowid;
 mod timespan;
 
 use std::sync::Arc;

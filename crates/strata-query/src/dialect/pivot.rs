@@ -195,7 +195,7 @@ fn pivot_text(factor: &TableFactor, answers: &mut impl Iterator<Item = Answer>) 
     }
     let groups: Vec<String> = columns
         .iter()
-        .filter(|c| c.as_str() != "i" && c.as_str() != crate::table::ROWID_COLUMN && !used.contains(c))
+        .filter(|c| !crate::table::HIDDEN_COLUMNS.contains(&c.as_str()) && !used.contains(c))
         .map(|c| quoted(c))
         .collect();
     let named = aggregate_functions.len() > 1 || aggregate_functions.iter().any(|a| a.alias.is_some());

@@ -1,9 +1,9 @@
 //! Stars written out as their columns, where DataFusion cannot plan them as they
 //! are: DuckDB's `SELECT * RENAME (price AS p, ...)` (and `t.* RENAME (...)`),
-//! which DataFusion parses but does not plan, and every star over a table's
-//! `rowid` view (see [`super::rowid`]), which must not list `rowid`. The star is
-//! written out as its columns, in their order, the renamed ones with their new
-//! names, without the hidden `rowid`s.
+//! which DataFusion parses but does not plan, and every star over a table's view
+//! of hidden columns (see [`super::hidden`]), which must not list them. The star
+//! is written out as its columns, in their order, the renamed ones with their new
+//! names, without the hidden ones.
 //!
 //! The columns a star stands for depend on the FROM clause, so the engine plans a
 //! probe first (the same WITH and FROM, the star without RENAME; [`probe`]) and
@@ -11,29 +11,28 @@
 //! outermost SELECT, a subquery, a CTE's body. A subquery's probe carries the
 //! statement's WITH (the CTEs its FROM may name).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::ops::ControlFlow;
 
 use datafusion::common::TableReference;
 use datafusion::sql::sqlparser::ast::{
-    Expr, GroupByExpr, Ident, Query, RenameSelectItem, SelectItem, SetExpr, Statement, TableFactor, Visit, VisitMut,
-    Visitor, VisitorMut, WildcardAdditionalOptions, With,
+    Expr, GroupByExpr, Ident, ObjectName, ObjectNamePart, Query, RenameSelectItem, SelectItem, SetExpr, Statement,
+    TableFactor, Visit, VisitMut, Visitor, VisitorMut, WildcardAdditionalOptions, With,
 };
 
-use crate::table::ROWID_COLUMN;
-
-/// The aliases under which a statement reads tables' `rowid` views (see
-/// [`super::rowid::point_at_views`]): the stars over them hide `rowid`.
-pub type Hidden = HashSet<String>;
+/// The aliases under which a statement reads tables' views of hidden columns (see
+/// [`super::hidden::point_at_views`]), each with the view's hidden columns: the
+/// stars over them leave those out.
+pub type Hidden = HashMap<String, Vec<String>>;
 
 /// The position of the first star in `query`'s SELECT list to write out: one with
-/// a RENAME, or any star of a SELECT that reads a `rowid` view in `hidden`.
+/// a RENAME, or any star of a SELECT that reads a view of hidden columns in `hidden`.
 fn star_to_write(query: &Query, hidden: &Hidden) -> Option<usize> {
     let SetExpr::Select(select) = query.body.as_ref() else { return None };
     let reads_view = !hidden.is_empty()
         && select.from.iter().any(|from| {
             std::iter::once(&from.relation).chain(from.joins.iter().map(|j| &j.relation)).any(|factor| {
-                matches!(factor, TableFactor::Table { alias: Some(alias), .. } if hidden.contains(&alias.name.value))
+                matches!(factor, TableFactor::Table { alias: Some(alias), .. } if hidden.contains_key(&alias.name.value))
             })
         });
     select.projection.iter().position(|item| options(item).is_some_and(|o| o.opt_rename.is_some() || reads_view))
@@ -100,17 +99,42 @@ pub fn probe(statement: &mut Statement, hidden: &Hidden) -> Option<Query> {
     })
 }
 
-/// The CTEs of `statement`'s WITH whose bodies `keep` keeps (`None` when none is
-/// kept): what a probe of a query inside the statement may name.
+/// The CTEs of `statement`'s WITH whose bodies `keep` keeps and that read no CTE
+/// left out (`None` when none is kept): what a probe of a query inside the
+/// statement may name. DataFusion plans every CTE of a WITH, so one reading a CTE
+/// left out (`c AS (SELECT price FROM src)` after `src AS (SELECT *, rowid ...)`)
+/// would fail the probe.
 pub(crate) fn statement_ctes(statement: &Statement, keep: impl Fn(&Query) -> bool) -> Option<With> {
     match statement {
         Statement::Query(query) => query.with.clone().map(|mut with| {
-            with.cte_tables.retain(|cte| keep(&cte.query));
+            let mut left_out = HashSet::new();
+            with.cte_tables.retain(|cte| {
+                let kept = keep(&cte.query) && !reads_any(&cte.query, &left_out);
+                if !kept {
+                    left_out.insert(cte.alias.name.value.clone());
+                }
+                kept
+            });
             with
         }),
         _ => None,
     }
     .filter(|with| !with.cte_tables.is_empty())
+}
+
+/// Whether `query` reads a relation of a bare name in `names`.
+fn reads_any(query: &Query, names: &HashSet<String>) -> bool {
+    struct Reader<'a>(&'a HashSet<String>);
+    impl Visitor for Reader<'_> {
+        type Break = ();
+        fn pre_visit_relation(&mut self, relation: &ObjectName) -> ControlFlow<()> {
+            match relation.0.as_slice() {
+                [ObjectNamePart::Identifier(name)] if self.0.contains(&name.value) => ControlFlow::Break(()),
+                _ => ControlFlow::Continue(()),
+            }
+        }
+    }
+    !names.is_empty() && query.visit(&mut Reader(names)).is_break()
 }
 
 /// `query` as a probe of what `item` stands for: its WITH (else `outer_with`) and
@@ -134,8 +158,8 @@ pub(crate) fn probe_of(query: &Query, outer_with: Option<With>, item: SelectItem
     probe
 }
 
-/// `columns` (a probe's, each with its table) without the `rowid`s of the views in
-/// `hidden`.
+/// `columns` (a probe's, each with its table) without the hidden columns of the
+/// views in `hidden`.
 pub(crate) fn shown(
     columns: &[(Option<TableReference>, String)],
     hidden: &Hidden,
@@ -143,8 +167,9 @@ pub(crate) fn shown(
     columns
         .iter()
         .filter(|(table, name)| {
-            !(name == ROWID_COLUMN
-                && table.as_ref().is_some_and(|t| t.schema().is_none() && hidden.contains(t.table())))
+            !table.as_ref().is_some_and(|t| {
+                t.schema().is_none() && hidden.get(t.table()).is_some_and(|columns| columns.contains(name))
+            })
         })
         .cloned()
         .collect()
@@ -162,7 +187,7 @@ pub(crate) fn column_expr(table: &Option<TableReference>, name: &str) -> Expr {
 }
 
 /// Writes out the star [`probe`] found as `columns` (the probe's, each with its
-/// table), the renamed ones aliased, the `rowid`s of views in `hidden` left out. An
+/// table), the renamed ones aliased, the hidden columns of views in `hidden` left out. An
 /// error names a renamed column the star does not have, or a RENAME beside a
 /// REPLACE in one star.
 pub fn expand(
@@ -182,7 +207,9 @@ fn expand_star(query: &mut Query, at: usize, columns: &[(Option<TableReference>,
         return Err("* REPLACE and * RENAME in one star are not supported: rename in an outer query".to_string());
     }
     if options.opt_replace.is_some() {
-        return Err("* REPLACE is not supported in a query that names rowid: replace in an outer query".to_string());
+        return Err(
+            "* REPLACE is not supported in a query that names rowid or i: replace in an outer query".to_string()
+        );
     }
     let renames = match options.opt_rename.as_ref() {
         Some(RenameSelectItem::Single(one)) => vec![one.clone()],
@@ -257,8 +284,14 @@ mod tests {
         );
         assert!(probe(&mut s, &Hidden::new()).is_none());
 
-        // A CTE's own star: its probe leaves that CTE out of the WITH.
+        // A CTE's own star: its probe leaves that CTE out of the WITH, and the CTEs
+        // reading it, at any remove.
         let mut s = parse("WITH r AS (SELECT * RENAME (a AS b) FROM t), w AS (SELECT 1) SELECT * FROM r");
+        assert_eq!(probe(&mut s, &Hidden::new()).unwrap().to_string(), "WITH w AS (SELECT 1) SELECT * FROM t");
+        let mut s = parse(
+            "WITH r AS (SELECT * RENAME (a AS b) FROM t), c AS (SELECT b FROM r), d AS (SELECT * FROM c JOIN t ON \
+             true), w AS (SELECT 1) SELECT * FROM d",
+        );
         assert_eq!(probe(&mut s, &Hidden::new()).unwrap().to_string(), "WITH w AS (SELECT 1) SELECT * FROM t");
     }
 

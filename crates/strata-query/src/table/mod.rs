@@ -1,9 +1,10 @@
 //! The table provider for tables stored by Strata: a splayed table, or a table
 //! spread over date partitions with a virtual `date` column.
 //!
-//! Every table also has the virtual column `i`, kdb+'s row number (within its date
-//! partition). A scan reads only the projected columns and only the rows the pushed
-//! filters leave:
+//! Every table also has hidden virtual columns, which a query can name but `*` does
+//! not list (see [`StrataTable::with_hidden`]): `i`, kdb+'s row number (within its
+//! date partition), and `rowid`, DuckDB's (within the table). A scan reads only the
+//! projected columns and only the rows the pushed filters leave:
 //! - `date` tests (`=`, `IN`, ranges) drop whole partitions;
 //! - `i` tests cut a row range;
 //! - `sym = x` and `sym IN (...)` on the parted column read the symbols' row ranges
@@ -53,11 +54,14 @@ use scan::{ScanColumn, ScanPiece, ScanPlan, StrataScanExec};
 
 /// The name of the virtual partition column.
 pub const DATE_COLUMN: &str = "date";
-/// The name of the virtual row-number column (kdb+'s `i`).
+/// The name of the hidden row-number column (kdb+'s `i`), which only the table's
+/// [`StrataTable::with_hidden`] view lists.
 pub const ROW_NUMBER_COLUMN: &str = "i";
-/// The name of the virtual table row-number column (DuckDB's `rowid`), which only
-/// the table's [`StrataTable::with_rowid`] view lists.
+/// The name of the hidden table row-number column (DuckDB's `rowid`), which only
+/// the table's [`StrataTable::with_hidden`] view lists.
 pub const ROWID_COLUMN: &str = "rowid";
+/// The hidden columns, in the order the view lists them (after the others).
+pub const HIDDEN_COLUMNS: [&str; 2] = [ROW_NUMBER_COLUMN, ROWID_COLUMN];
 
 /// A table stored by Strata, as a DataFusion table.
 ///
@@ -69,7 +73,7 @@ pub const ROWID_COLUMN: &str = "rowid";
 pub struct StrataTable {
     name: String,
     db: Database,
-    /// Shared with the table's `rowid` view, so a piece is opened once for both.
+    /// Shared with the table's view of hidden columns, so a piece is opened once for both.
     pieces: Arc<[Piece]>,
     partitioned: bool,
     stored: Vec<(String, ColumnType)>,
@@ -80,8 +84,8 @@ pub struct StrataTable {
     symbols: SymbolDictionary,
     symbol_keys: Arc<HashMap<String, u32>>,
     counters: Arc<ScanCounters>,
-    /// Whether the schema lists the virtual `rowid` (the view [`StrataTable::with_rowid`]).
-    rowid: bool,
+    /// Whether the schema lists the hidden columns (the view [`StrataTable::with_hidden`]).
+    hidden: bool,
 }
 
 /// One piece of the table: a date partition (or the splayed table), opened on
@@ -206,9 +210,6 @@ impl StrataTable {
             fields.push(Field::new(DATE_COLUMN, DataType::Date32, false));
         }
         fields.extend(stored.iter().map(|(n, ty)| sql_field(n, *ty)));
-        if !has(ROW_NUMBER_COLUMN) {
-            fields.push(Field::new(ROW_NUMBER_COLUMN, DataType::Int64, false));
-        }
         let symbol_keys = symbols.iter().enumerate().map(|(k, s)| (s.clone(), k as u32)).collect();
         Ok(StrataTable {
             name: name.to_string(),
@@ -221,23 +222,32 @@ impl StrataTable {
             symbols: symbol_values(symbols),
             symbol_keys: Arc::new(symbol_keys),
             counters,
-            rowid: false,
+            hidden: false,
         })
     }
 
-    /// The table with DuckDB's `rowid` as one more virtual column, last: each row's
-    /// number within the whole table, read as stored (the partitions in date order,
-    /// each in its stored order), from 0. A separate view because `rowid` is hidden
-    /// from `*`: the engine plans a query over it only where the query names
-    /// `rowid`, and writes its stars out without it. `None` when the table stores a
-    /// column of that name, which is then `rowid`.
-    pub fn with_rowid(&self) -> Option<StrataTable> {
-        if self.stored_type(ROWID_COLUMN).is_some() || self.schema.field_with_name(ROWID_COLUMN).is_ok() {
+    /// The table with its hidden columns ([`HIDDEN_COLUMNS`]) as more virtual
+    /// columns, last: `i`, each row's number within its date partition (kdb+'s), and
+    /// `rowid`, each row's number within the whole table, read as stored (the
+    /// partitions in date order, each in its stored order), from 0 (DuckDB's). A
+    /// separate view because neither kdb+'s `select from t` nor DuckDB's `*` lists
+    /// them: the engine plans a query over the view only where the query names one,
+    /// and writes its stars out without them. A column the table stores under one
+    /// of these names is that column, not hidden; `None` when it stores both.
+    pub fn with_hidden(&self) -> Option<StrataTable> {
+        let hidden = self.hidden_columns();
+        if hidden.is_empty() {
             return None;
         }
         let mut fields: Vec<Field> = self.schema.fields().iter().map(|f| f.as_ref().clone()).collect();
-        fields.push(Field::new(ROWID_COLUMN, DataType::Int64, false));
-        Some(StrataTable { schema: Arc::new(Schema::new(fields)), rowid: true, ..self.clone() })
+        fields.extend(hidden.iter().map(|name| Field::new(*name, DataType::Int64, false)));
+        Some(StrataTable { schema: Arc::new(Schema::new(fields)), hidden: true, ..self.clone() })
+    }
+
+    /// The hidden columns the view [`StrataTable::with_hidden`] adds: those of
+    /// [`HIDDEN_COLUMNS`] the table does not list.
+    pub fn hidden_columns(&self) -> Vec<&'static str> {
+        HIDDEN_COLUMNS.into_iter().filter(|name| self.schema.field_with_name(name).is_err()).collect()
     }
 
     /// The table row number of each of `parts`' first rows (parts of this table, in
@@ -273,11 +283,11 @@ impl StrataTable {
     }
 
     fn is_virtual_row_number(&self, column: &str) -> bool {
-        column == ROW_NUMBER_COLUMN && self.stored_type(column).is_none()
+        self.hidden && column == ROW_NUMBER_COLUMN && self.stored_type(column).is_none()
     }
 
     fn is_virtual_rowid(&self, column: &str) -> bool {
-        self.rowid && column == ROWID_COLUMN && self.stored_type(column).is_none()
+        self.hidden && column == ROWID_COLUMN && self.stored_type(column).is_none()
     }
 
     /// The part of `piece`, opening it on first use: `None` when its partition

@@ -274,29 +274,29 @@ fn star_rename_exclude_and_replace() {
         let schema = engine.schema_of(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
         schema.fields().iter().map(|f| f.name().clone()).collect()
     };
-    // DuckDB: ['date', 's', 'time', 'p', 'size']; Strata's star adds the row number `i`.
+    // DuckDB: ['date', 's', 'time', 'p', 'size'].
     let sql = "SELECT * RENAME (price AS p, sym AS s) FROM trade ORDER BY time, s";
-    assert_eq!(names(sql), ["date", "s", "time", "p", "size", "i"]);
+    assert_eq!(names(sql), ["date", "s", "time", "p", "size"]);
     let out = one(&engine.sql(sql).unwrap());
     assert_eq!(floats(&out, "p"), [10.0, 11.0, 20.0, 12.0, 20.5, 21.0, 13.0, 22.0, 14.0].map(Some));
     // DuckDB: ['sym', 'p', 'size'] and these prices.
-    let sql = "SELECT * EXCLUDE (date, time, i) RENAME (price AS p) FROM trade ORDER BY size, p";
+    let sql = "SELECT * EXCLUDE (date, time) RENAME (price AS p) FROM trade ORDER BY size, p";
     assert_eq!(names(sql), ["sym", "p", "size"]);
     let out = one(&engine.sql(sql).unwrap());
     assert_eq!(floats(&out, "p"), [14.0, 22.0, 20.5, 21.0, 13.0, 10.0, 12.0, 20.0, 11.0].map(Some));
     // DuckDB: ['sym', 'price', 'size'] and these prices.
-    let sql = "SELECT * EXCLUDE (date, time, i) REPLACE (price * 2 AS price) FROM trade ORDER BY size, price";
+    let sql = "SELECT * EXCLUDE (date, time) REPLACE (price * 2 AS price) FROM trade ORDER BY size, price";
     assert_eq!(names(sql), ["sym", "price", "size"]);
     let out = one(&engine.sql(sql).unwrap());
     assert_eq!(floats(&out, "price"), [28.0, 44.0, 41.0, 42.0, 26.0, 20.0, 24.0, 40.0, 22.0].map(Some));
     // A qualified star, beside other items, under a WITH.
-    let sql = "WITH w AS (SELECT * FROM trade WHERE sym = 'B') SELECT 1 AS one, w.* EXCLUDE (date, i) RENAME (size AS qty) FROM w";
+    let sql = "WITH w AS (SELECT * FROM trade WHERE sym = 'B') SELECT 1 AS one, w.* EXCLUDE (date) RENAME (size AS qty) FROM w";
     assert_eq!(names(sql), ["one", "sym", "time", "price", "qty"]);
     assert_eq!(rows(&engine.sql(sql).unwrap()), 4);
     let e = error(&engine, "SELECT * RENAME (volume AS v) FROM trade");
-    assert!(e.contains("RENAME names column volume") && e.contains("date, sym, time, price, size, i"), "{e}");
+    assert!(e.contains("RENAME names column volume") && e.contains("date, sym, time, price, size"), "{e}");
     // In a subquery. DuckDB: ['q', 'p'], (300, 11.0), (200, 20.0).
-    let sql = "SELECT q, p FROM (SELECT * EXCLUDE (date, time, i) RENAME (price AS p, size AS q) FROM trade) \
+    let sql = "SELECT q, p FROM (SELECT * EXCLUDE (date, time) RENAME (price AS p, size AS q) FROM trade) \
                WHERE q > 100 ORDER BY p";
     let out = one(&engine.sql(sql).unwrap());
     assert_eq!((ints(&out, "q"), floats(&out, "p")), (vec![Some(300), Some(200)], vec![Some(11.0), Some(20.0)]));
@@ -308,13 +308,23 @@ fn star_rename_exclude_and_replace() {
 }
 
 #[test]
-fn row_number_errors_point_at_i() {
+fn row_numbers_are_listed_only_where_named() {
     let (_dir, engine) = engine();
-    let e = error(&engine, "SELECT *, i FROM trade");
-    assert!(e.contains("`*` already lists the row number `i`"), "{e}");
-    // DuckDB's rowid numbers the table's rows as stored.
+    let names = |sql: &str| -> Vec<String> {
+        let schema = engine.schema_of(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+        schema.fields().iter().map(|f| f.name().clone()).collect()
+    };
+    // As DuckDB's `*` and kdb+'s `select from trade`: the stored columns and the date.
+    assert_eq!(names("SELECT * FROM trade"), ["date", "sym", "time", "price", "size"]);
+    assert_eq!(names("SELECT *, i FROM trade"), ["date", "sym", "time", "price", "size", "i"]);
+    assert_eq!(names("SELECT i, * FROM trade t"), ["i", "date", "sym", "time", "price", "size"]);
+    assert_eq!(names("SELECT *, rowid, i FROM trade"), ["date", "sym", "time", "price", "size", "rowid", "i"]);
+    // DuckDB's rowid numbers the table's rows as stored; kdb+'s i within each date.
     assert_eq!(int_column(&engine, "SELECT rowid FROM trade ORDER BY rowid", "rowid"), (0..9).collect::<Vec<i64>>());
-    assert_eq!(int_column(&engine, "SELECT i, * EXCLUDE (i) FROM trade WHERE sym = 'B' ORDER BY i", "i"), [5, 6, 7, 8]);
+    assert_eq!(int_column(&engine, "SELECT i, * FROM trade WHERE sym = 'B' ORDER BY i", "i"), [5, 6, 7, 8]);
+    // A subquery that does not select them has neither.
+    let e = error(&engine, "SELECT i FROM (SELECT * FROM trade)");
+    assert!(e.contains("a subquery or CTE has them only where it selects them"), "{e}");
 }
 
 #[test]
@@ -335,12 +345,12 @@ fn asof_join_using_keys_and_time() {
     assert_eq!(floats(&out, "bid"), [None, Some(10.5), Some(10.75), Some(19.5), Some(19.5)]);
     let qt = ["09:30:00", "09:31:00", "09:29:00", "09:29:00"].map(parse_timespan);
     assert_eq!(ints(&out, "qt"), [None, qt[0], qt[1], qt[2], qt[3]]);
-    // DuckDB: ['date', 'sym', 'time', 'price', 'size', 'date', 'bid'] (Strata's star
-    // adds each table's `i`): the USING columns once, the left table's.
+    // DuckDB: ['date', 'sym', 'time', 'price', 'size', 'date', 'bid']: the USING
+    // columns once, the left table's.
     let sql = "SELECT * FROM trade ASOF JOIN quote USING (sym, time) WHERE size >= 100 ORDER BY sym, time";
     let schema = engine.schema_of(sql).unwrap();
     let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
-    assert_eq!(names, ["date", "sym", "time", "price", "size", "i", "date", "bid", "i"]);
+    assert_eq!(names, ["date", "sym", "time", "price", "size", "date", "bid"]);
     let out = one(&engine.sql(sql).unwrap());
     assert_eq!(floats(&out, "bid"), [9.5, 10.5, 10.75, 19.5].map(Some));
 }
