@@ -248,6 +248,8 @@ def difference(db, con, sql, ordered):
     return None
 
 
+@pytest.mark.xfail(strict=True, reason="issue 58, open: COLUMNS over a CTE chain selecting `*, rowid` plans rowid twice; "
+                   "a CTE with `* RENAME` read by another CTE; FROM-clause PIVOT over a subquery inside WITH")
 def test_every_rewrite_keeps_every_modifier(engines):
     db, con = engines
     cases = statements()
