@@ -9,7 +9,6 @@ the two texts differ, only in what the two stores hold differently: DuckDB's `ti
 is Strata's `date + time`.
 """
 
-import math
 import random
 import subprocess
 
@@ -17,6 +16,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from answers import normalised, same
 
 DAYS = ["2026-04-01", "2026-04-02"]
 SYMS = [f"S{i:02d}" for i in range(12)]
@@ -69,31 +69,6 @@ def stores(tmp_path_factory, strata_bin):
         # Stored order: the days in order, each by symbol then time.
         con.execute(f"CREATE TABLE {table} AS SELECT * FROM ({' UNION ALL '.join(parts)}) ORDER BY date, sym, time")
     return db, con
-
-
-def normalised(table):
-    """Columns as lists: dictionaries as text, temporal values as nanoseconds."""
-    columns = []
-    for column in table.columns:
-        t = column.type
-        if pa.types.is_dictionary(t):
-            column = column.cast(t.value_type)
-        elif pa.types.is_timestamp(t):
-            column = column.cast(pa.timestamp("ns")).cast(pa.int64())
-        elif pa.types.is_duration(t):
-            column = column.cast(pa.duration("ns")).cast(pa.int64())
-        elif pa.types.is_date(t):
-            column = column.cast(pa.date32()).cast(pa.int32())
-        elif pa.types.is_decimal(t):
-            column = column.cast(pa.float64())
-        columns.append(column.to_pylist())
-    return columns
-
-
-def same(a, b):
-    if isinstance(a, float) or isinstance(b, float):
-        return a is not None and b is not None and math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
-    return a == b
 
 
 def strata(stores, run_strata, tmp_path, sql):

@@ -14,12 +14,12 @@ column types, NULLs, values, and the order where the statement orders.
 
 import datetime
 import itertools
-import math
 import random
 
 import duckdb
 import pyarrow as pa
 import pytest
+from answers import normalised, same
 
 DAYS = [datetime.date(2026, 4, 1), datetime.date(2026, 4, 2)]
 SYMS = [f"S{i:02d}" for i in range(6)]
@@ -199,25 +199,7 @@ def type_class(t):
 
 
 def rows_of(table):
-    columns = []
-    for column in table.columns:
-        t = column.type
-        if pa.types.is_dictionary(t):
-            column = column.cast(t.value_type)
-        elif pa.types.is_timestamp(t):
-            column = column.cast(pa.timestamp("ns")).cast(pa.int64())
-        elif pa.types.is_date(t):
-            column = column.cast(pa.int32())
-        elif pa.types.is_decimal(t):
-            column = column.cast(pa.float64())
-        columns.append(column.to_pylist())
-    return list(zip(*columns))
-
-
-def same(a, b):
-    if isinstance(a, float) or isinstance(b, float):
-        return a is not None and b is not None and math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
-    return a == b
+    return list(zip(*normalised(table)))
 
 
 def sort_key(row):
@@ -266,7 +248,7 @@ def test_the_data_holds_what_the_modifiers_act_on(engines):
     """NULLs that IGNORE NULLS skips, rows that FILTER drops, duplicates DISTINCT
     folds: without them the comparison could not catch a modifier dropped."""
     _, con = engines
-    nulls, filtered, distinct, rows = con.sql(
+    nulls, filtered, distinct, rows = con.execute(
         "SELECT count(*) - count(price), count(*) FILTER (WHERE size > 1500), count(DISTINCT price), count(*) FROM trade"
     ).fetchone()
     assert nulls > 50 and 0 < filtered < rows and distinct < rows - nulls
